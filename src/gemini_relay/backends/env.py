@@ -1,0 +1,22 @@
+"""The child environment is an allowlist: a CLI gets what it needs to authenticate and nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+ALLOWED_PREFIXES = ("GOOGLE_", "GEMINI_", "CLOUDSDK_", "LC_", "XDG_")
+ALLOWED_KEYS = frozenset({"HOME", "PATH", "USER", "SHELL", "LANG", "TERM", "TMPDIR"})
+# Our own settings match GEMINI_ but mean nothing to the CLI.
+_OWN_PREFIXES = ("GEMINI_RELAY_", "GEMINI_MCP_")
+
+
+def child_env(environ: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in environ.items()
+        if (key in ALLOWED_KEYS or key.startswith(ALLOWED_PREFIXES)) and not key.startswith(_OWN_PREFIXES)
+    }
+    env["NO_COLOR"] = "1"
+    if extra:
+        env.update(extra)
+    return env

@@ -1,0 +1,119 @@
+"""Gemini CLI exit codes and result events -> a classified RunFailed with an actionable message (pure)."""
+
+from __future__ import annotations
+
+import re
+
+from gemini_relay.errors import RunFailed
+from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.vocabulary import FailureReason
+
+# In json/stream-json mode an API error exits with (HTTP status & 0xFF).
+_HTTP_BY_RC = {status & 0xFF: status for status in (400, 401, 403, 404, 408, 409, 429, 500, 502, 503, 504)}
+_QUOTA = re.compile(
+    r"quota(?! *(?:exceeded )?on disk)|rate[ -]limit|resource[_ ]?exhausted|too many requests|\b429\b", re.IGNORECASE
+)
+_NOISE = re.compile(
+    r"^(Ripgrep is not available|\[STARTUP\]|YOLO mode is enabled|Loaded cached credentials|"
+    r"Both GOOGLE_API_KEY and GEMINI_API_KEY|\s+at )"
+)
+STDERR_DETAIL_CHARS = 600
+
+
+def classify_exit(returncode: int, record: RunRecord, stderr: str) -> RunFailed | None:
+    """None when the run succeeded; otherwise the failure to raise."""
+    finished = record.finished
+    detail = _detail(record, stderr)
+    if returncode == 0:
+        if finished is None:
+            return RunFailed(
+                "gemini exited without a final result, so the answer may be incomplete"
+                + (f": {detail}" if detail else ""),
+                reason=FailureReason.BACKEND_ERROR,
+            )
+        if finished.ok:
+            return None
+        return RunFailed(
+            f"Gemini returned no usable answer: {detail or 'the model sent an empty or blocked response'}",
+            reason=_reason(detail),
+        )
+    match returncode:
+        case 41:
+            return RunFailed(
+                "Gemini CLI authentication failed"
+                + (f" ({detail})" if detail else "")
+                + ". Set GEMINI_API_KEY (or GOOGLE_API_KEY / Vertex AI settings) in the server's env, "
+                "or run `gemini` once in a terminal to sign in.",
+            )
+        case 42:
+            return RunFailed(
+                f"Unknown conversationId {record.spec.conversation_id or ''}".rstrip()
+                + ": the Gemini CLI has no such saved session for this project. Omit conversationId to start a new "
+                "conversation, or pick one from gemini-conversations.",
+            )
+        case 53:
+            return RunFailed(
+                "The conversation reached the Gemini CLI's maximum session turns. Start a new conversation, or raise "
+                "model.maxSessionTurns in the CLI's settings.json.",
+            )
+        case 55:
+            return RunFailed(
+                f"The Gemini CLI does not trust the folder {record.spec.cwd}. Trust it once by running `gemini` there, "
+                "or set GEMINI_CLI_TRUST_WORKSPACE=true in the server's env.",
+            )
+    status = _HTTP_BY_RC.get(returncode)
+    if status is not None:
+        return _api_error(status, detail)
+    if returncode == 1:
+        return _generic(detail)
+    if returncode > 128:
+        return RunFailed(
+            f"gemini was killed by signal {returncode - 128}" + (f": {detail}" if detail else ""),
+            reason=FailureReason.BACKEND_ERROR,
+        )
+    return RunFailed(f"gemini exited {returncode}" + (f": {detail}" if detail else " (no error output)"))
+
+
+def _api_error(status: int, detail: str) -> RunFailed:
+    text = detail or "no details"
+    if status == 429:
+        return RunFailed(
+            f"Gemini API quota or rate limit exhausted (HTTP 429): {text}",
+            reason=FailureReason.QUOTA_EXHAUSTED,
+            retryable="daily" not in text.lower() and "PerDay" not in text,
+        )
+    if status in (500, 502, 503, 504):
+        label = "is overloaded or unavailable" if status in (502, 503, 504) else "had an internal error"
+        return RunFailed(f"The Gemini API {label} (HTTP {status}): {text}", retryable=True)
+    if status in (401, 403):
+        return RunFailed(f"The Gemini API refused the credentials (HTTP {status}): {text}")
+    if status == 404:
+        return RunFailed(f"Model not found (HTTP 404): {text}. See gemini-models for the ids this backend accepts.")
+    return RunFailed(f"The Gemini API rejected the request (HTTP {status}): {text}")
+
+
+def _generic(detail: str) -> RunFailed:
+    lowered = detail.lower()
+    if "not found" in lowered and "model" in lowered or "modelnotfound" in lowered:
+        return RunFailed(f"Model not found: {detail}. See gemini-models for the ids this backend accepts.")
+    if "fetch failed" in lowered or "econnrefused" in lowered or "terminated" in lowered:
+        return RunFailed(f"Network error talking to the Gemini API: {detail}", retryable=True)
+    return RunFailed(f"gemini failed: {detail or 'exit 1 with no error output'}", reason=_reason(detail))
+
+
+def _reason(detail: str) -> FailureReason:
+    return FailureReason.QUOTA_EXHAUSTED if _QUOTA.search(detail) else FailureReason.BACKEND_ERROR
+
+
+def _detail(record: RunRecord, stderr: str) -> str:
+    """The most specific error text: the result's error, then a stream error event, then stderr's own words."""
+    finished = record.finished
+    if finished is not None and finished.error:
+        return finished.error.strip()
+    if record.stream_errors:
+        return record.stream_errors[-1].strip()
+    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip() and not _NOISE.match(ln)]
+    for line in reversed(lines):
+        if "error" in line.lower():
+            return line.strip()[:STDERR_DETAIL_CHARS]
+    return lines[-1].strip()[:STDERR_DETAIL_CHARS] if lines else ""

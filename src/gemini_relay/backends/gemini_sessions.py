@@ -1,0 +1,102 @@
+"""The Gemini CLI's saved sessions (`.gemini/tmp/<slug>/chats/session-*.jsonl`) as conversation summaries."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FIRST_PROMPT_CHARS = 80
+_MAX_LINES_SCANNED = 200  # the first user message is near the top; never read a whole long session
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    last_active: str
+    cwd: str
+    first_prompt: str
+
+
+def list_conversations(home: Path, limit: int) -> list[Conversation]:
+    """Newest first. Unreadable or half-written files are skipped, never fatal."""
+    root = home / ".gemini" / "tmp"
+    if not root.is_dir():
+        return []
+    files = sorted(root.glob("*/chats/session-*.jsonl"), key=_mtime, reverse=True)
+    found: dict[str, Conversation] = {}
+    for path in files:
+        if len(found) >= limit:
+            break
+        conversation = _read(path)
+        if conversation is not None and conversation.id not in found:
+            found[conversation.id] = conversation
+    return list(found.values())
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _read(path: Path) -> Conversation | None:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            lines = [line for _, line in zip(range(_MAX_LINES_SCANNED), handle, strict=False)]
+    except OSError:
+        return None
+    header = _json(lines[0]) if lines else None
+    if header is None or not isinstance(header.get("sessionId"), str):
+        return None
+    last = header.get("lastUpdated") or header.get("startTime") or ""
+    first_prompt = ""
+    for line in lines[1:]:
+        record = _json(line)
+        if record is None:
+            continue
+        patch = record.get("$set")
+        if isinstance(patch, dict) and isinstance(patch.get("lastUpdated"), str):  # pyright: ignore[reportUnknownMemberType]
+            last = patch["lastUpdated"]  # pyright: ignore[reportUnknownVariableType]
+        if not first_prompt and record.get("type") == "user":
+            first_prompt = _text(record.get("content"))
+    project_root = path.parent.parent / ".project_root"
+    try:
+        cwd = project_root.read_text(encoding="utf-8").strip()
+    except OSError:
+        cwd = ""
+    return Conversation(
+        id=header["sessionId"],
+        last_active=str(last),  # pyright: ignore[reportUnknownArgumentType]
+        cwd=cwd,
+        first_prompt=_shorten(first_prompt),
+    )
+
+
+def _json(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:  # pyright: ignore[reportUnknownVariableType]
+            text = part.get("text") if isinstance(part, dict) else None  # pyright: ignore[reportUnknownMemberType]
+            # The CLI prepends a <session_context> part describing the workspace; it is not the user's prompt.
+            if isinstance(text, str) and not text.lstrip().startswith("<session_context>"):
+                parts.append(text)
+        return " ".join(parts)
+    return ""
+
+
+def _shorten(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= FIRST_PROMPT_CHARS else flat[: FIRST_PROMPT_CHARS - 1] + "…"

@@ -1,0 +1,43 @@
+"""Closed vocabularies shared by the engine, the tools and the tests."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RunState(StrEnum):
+    """Where a run is in its life; terminal states never change again."""
+
+    QUEUED = "queued"
+    STARTING = "starting"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({RunState.DONE, RunState.FAILED, RunState.CANCELLED})
+
+
+class FailureReason(StrEnum):
+    """Why a failed run failed. Small, stable and closed: anything else is UNKNOWN."""
+
+    QUOTA_EXHAUSTED = "quota_exhausted"
+    TIMEOUT = "timeout"
+    SPAWN_FAILED = "spawn_failed"
+    BACKEND_ERROR = "backend_error"
+    INTERRUPTED = "interrupted"
+    BACKGROUND_ABORTED = "background_aborted"
+    UNKNOWN = "unknown"
+
+
+class BackendName(StrEnum):
+    """The upstreams a run can go to."""
+
+    AGY = "agy"
+    GEMINI = "gemini"
+    API = "api"

@@ -1,0 +1,165 @@
+"""The MCP surface: tools/list, tools/call, prompts/list, prompts/get, with the relay's exact wire shapes.
+
+Built on the SDK's low-level Server because the relay's contract differs from MCPServer's defaults: an unknown tool
+is a JSON-RPC error (not a result), failures read `Error executing <tool>: <message>`, and unknown arguments are
+refused by the same schema clients see.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from pydantic import BaseModel, ValidationError
+
+from gemini_relay import __version__
+from gemini_relay.errors import RelayError, RunFailed
+from gemini_relay.format import failure_message
+from gemini_relay.log import describe_call, logger
+from gemini_relay.tools import registry
+from gemini_relay.tools.context import Deps, ToolDef
+from gemini_relay.tools.progress import CallProgress, SendProgress, run_with_keepalive
+from gemini_relay.tools.prompts import prompt_text, prompts_for
+from gemini_relay.tools.schemas import wire_schema
+
+SERVER_NAME = "gemini-relay"
+
+
+class RelayServer:
+    """Owns the tool table and translates between MCP requests and tool handlers."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.tools = registry(test_tools=deps.settings.test_tools)
+        self._by_name = {tool.name.value: tool for tool in self.tools}
+        self._schemas = {tool.name.value: wire_schema(tool.input_model) for tool in self.tools}  # type: ignore[arg-type]
+
+    def build(self) -> Server[Any]:
+        with warnings.catch_warnings():
+            # The relay declares `logging` (as 1.2.0 does); the SDK flags the capability as deprecated in 2026-07-28.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            return Server(
+                SERVER_NAME,
+                version=__version__,
+                on_list_tools=self.list_tools,
+                on_call_tool=self.call_tool,
+                on_list_prompts=self.list_prompts,
+                on_get_prompt=self.get_prompt,
+                on_set_logging_level=self.set_logging_level,
+            )
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[self._tool(t) for t in self.tools])
+
+    def _tool(self, tool: ToolDef) -> types.Tool:
+        return types.Tool(
+            name=tool.name.value,
+            description=tool.description,
+            input_schema=self._schemas[tool.name.value],
+            annotations=types.ToolAnnotations(
+                read_only_hint=tool.read_only,
+                destructive_hint=tool.destructive,
+                idempotent_hint=tool.idempotent,
+                open_world_hint=tool.open_world,
+            ),
+        )
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = self._by_name.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        logger.info(describe_call(tool.name.value, arguments))
+        send = _progress_sender(ctx) if _has_progress_token(ctx) else None
+        interval = self.deps.settings.progress_interval
+
+        async def body(call: CallProgress) -> types.CallToolResult:
+            return await self._invoke(tool, arguments, call)
+
+        return await run_with_keepalive(tool.name.value, send, interval, body)
+
+    async def _invoke(self, tool: ToolDef, arguments: dict[str, Any], call: CallProgress) -> types.CallToolResult:
+        name = tool.name.value
+        try:
+            parsed = tool.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            return _error(name, f"Invalid arguments for {name}: {describe_validation(exc, tool.input_model)}")
+        try:
+            reply = await tool.handler(self.deps, parsed, call)
+        except RunFailed as exc:
+            logger.info("%s failed (%s): %s", name, exc.reason or "cancelled", exc.message)
+            return _error(name, failure_message(exc))
+        except RelayError as exc:
+            logger.info("%s failed: %s", name, exc)
+            return _error(name, str(exc))
+        except Exception:  # top-level handler: the call fails, the server lives
+            logger.exception("%s crashed", name)
+            return _error(name, "internal error in gemini-relay (details are in the server log)")
+        call.ok = True
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=reply.text)], is_error=False, _meta=reply.meta
+        )
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompts_for(self.tools))
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        tool = self._by_name.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        text = prompt_text(tool, dict(params.arguments or {}))
+        return types.GetPromptResult(
+            description=tool.prompt_description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
+        )
+
+    async def set_logging_level(
+        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        # Diagnostics go to stderr only (never notifications/message), as in gemini-relay 1.2.0.
+        return types.EmptyResult()
+
+
+def describe_validation(exc: ValidationError, model: type[BaseModel]) -> str:
+    """`prompt: Field required; bogus: unknown argument (accepted: …)` — field names as the client sent them."""
+    accepted = ", ".join(f.alias or name for name, f in model.model_fields.items())
+    parts: list[str] = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"]) or "arguments"
+        if error["type"] == "extra_forbidden":
+            parts.append(f"{field}: unknown argument (accepted: {accepted or 'none'})")
+        else:
+            parts.append(f"{field}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def _error(tool: str, message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"Error executing {tool}: {message}")], is_error=True
+    )
+
+
+def _has_progress_token(ctx: ServerRequestContext[Any]) -> bool:
+    return ctx.meta is not None and ctx.meta.get("progress_token") is not None
+
+
+def _progress_sender(ctx: ServerRequestContext[Any]) -> SendProgress:
+    async def send(progress: float, total: float | None, message: str) -> None:
+        try:
+            await ctx.session.report_progress(progress, total, message)
+        except Exception:  # a client that went away must not fail the run
+            logger.info("progress notification could not be sent")
+
+    return send

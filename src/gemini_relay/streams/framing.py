@@ -1,0 +1,72 @@
+"""Incremental NDJSON framing: byte chunks in, complete text lines out, with a per-line size guard."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# agy's init line carries the whole tool list; 8 MiB bounds one line without refusing real output.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+
+
+class LineFramer:
+    """Turns arbitrary byte chunks into lines. Lines over MAX_LINE_BYTES are dropped and counted."""
+
+    def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self._buf = bytearray()
+        self._max = max_line_bytes
+        self._discarding = False
+        self.dropped = 0
+
+    def push(self, chunk: bytes) -> list[str]:
+        lines: list[str] = []
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                self._append(chunk[start:])
+                return lines
+            self._append(chunk[start:nl])
+            if self._discarding:
+                self._discarding = False
+            else:
+                lines.append(self._take())
+            start = nl + 1
+
+    def flush(self) -> list[str]:
+        """The final line when the stream ended without a newline."""
+        if self._discarding:
+            self._discarding = False
+            return []
+        if not self._buf:
+            return []
+        return [self._take()]
+
+    def _append(self, data: bytes) -> None:
+        if self._discarding or not data:
+            return
+        if len(self._buf) + len(data) > self._max:
+            self._buf.clear()
+            self._discarding = True
+            self.dropped += 1
+            return
+        self._buf.extend(data)
+
+    def _take(self) -> str:
+        text = self._buf.decode("utf-8", errors="replace").rstrip("\r")
+        self._buf.clear()
+        return text
+
+
+def parse_json_line(line: str) -> dict[str, Any] | None:
+    """A JSON object from one line, or None for blanks and non-JSON noise (CLIs print warnings on stdout)."""
+    stripped = line.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    return value

@@ -1,0 +1,12 @@
+"""gemini-cancel: stop every queued or running run; each stopped call fails with `<tool> was cancelled by …`."""
+
+from __future__ import annotations
+
+from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.schemas import EmptyInput
+
+
+async def cancel(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
+    count = deps.engine.cancel_all("was cancelled by gemini-cancel")
+    return Reply("Nothing was running." if count == 0 else f"Cancelled {count} run(s).")

@@ -1,0 +1,36 @@
+"""Tool names: a closed vocabulary shared by the registry, the prompts and the tests."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ToolName(StrEnum):
+    ASK = "gemini-ask"
+    PLAN = "gemini-plan"
+    IMAGE = "gemini-image"
+    MODELS = "gemini-models"
+    DOCTOR = "gemini-doctor"
+    BRAINSTORM = "gemini-brainstorm"
+    FETCH_CHUNK = "gemini-fetch-chunk"
+    CONVERSATIONS = "gemini-conversations"
+    CANCEL = "gemini-cancel"
+    PING = "gemini-ping"
+    HELP = "gemini-help"
+    TIMEOUT_TEST = "gemini-timeout-test"
+
+
+# The registry order of gemini-relay 1.2.0; clients and agents rely on it.
+DEFAULT_TOOLS: tuple[ToolName, ...] = (
+    ToolName.ASK,
+    ToolName.PLAN,
+    ToolName.IMAGE,
+    ToolName.MODELS,
+    ToolName.DOCTOR,
+    ToolName.BRAINSTORM,
+    ToolName.FETCH_CHUNK,
+    ToolName.CONVERSATIONS,
+    ToolName.CANCEL,
+    ToolName.PING,
+    ToolName.HELP,
+)

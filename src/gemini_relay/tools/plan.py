@@ -1,0 +1,54 @@
+"""gemini-plan (read-only planning run) and gemini-brainstorm (methodology prompt builder)."""
+
+from __future__ import annotations
+
+from gemini_relay.content.brainstorm import build_brainstorm_prompt
+from gemini_relay.content.plan import build_plan_prompt
+from gemini_relay.format import gemini_reply
+from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.runner import PromptRequest, run_prompt
+from gemini_relay.tools.schemas import BrainstormInput, PlanInput
+
+
+async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
+    result = await run_prompt(
+        deps,
+        call,
+        PromptRequest(
+            tool=call.tool,
+            prompt=build_plan_prompt(args.task, args.context),
+            model=args.model,
+            effort=args.effort,
+            mode="plan",
+            add_dirs=args.add_dirs,
+            explicit=frozenset(args.model_fields_set),
+        ),
+    )
+    outcome = result.outcome
+    usage = outcome.usage if args.include_usage else None
+    return Reply(gemini_reply(outcome.text, notices=result.notices, usage=usage, prefixed=False))
+
+
+async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> Reply:
+    prompt = build_brainstorm_prompt(
+        args.prompt,
+        methodology=args.methodology,
+        domain=args.domain,
+        constraints=args.constraints,
+        existing_context=args.existing_context,
+        idea_count=args.idea_count,
+        include_analysis=args.include_analysis,
+    )
+    result = await run_prompt(
+        deps,
+        call,
+        PromptRequest(
+            tool=call.tool,
+            prompt=prompt,
+            model=args.model,
+            effort=args.effort,
+            explicit=frozenset(args.model_fields_set),
+        ),
+    )
+    return Reply(gemini_reply(result.outcome.text, notices=result.notices, prefixed=False))

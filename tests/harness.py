@@ -1,0 +1,140 @@
+"""End-to-end harness: the server as a real subprocess over stdio, the real Gemini CLI, the project's fake API.
+
+Every test gets its own temporary home, project root and emulator, and is checked for leftover processes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.fakes.fake_gemini_api import FakeGeminiApi, LoggedRequest
+from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
+
+REPO = Path(__file__).resolve().parents[1]
+TEST_MODEL = "gemini-2.5-pro"  # an explicit -m skips the CLI's router call: one API request per prompt
+LEFTOVER_TIMEOUT = 10.0
+
+
+def gemini_binary() -> Path:
+    """The pinned real Gemini CLI the test setup installs; its absence is a setup error, not a skip."""
+    path = Path(os.environ.get("GEMINI_RELAY_TEST_GEMINI", str(REPO_GEMINI_CLI)))
+    if not path.exists():
+        pytest.fail(f"the Gemini CLI 0.61.0 is not installed at {path}; run scripts/test (it installs it)")
+    return path
+
+
+@dataclass
+class Relay:
+    """One isolated world: a project dir, a CLI home, an emulator, and the env a server starts with."""
+
+    base: Path
+    project: Path
+    home: Path
+    api: FakeGeminiApi
+    env: dict[str, str]
+    stderr_path: Path
+
+    @asynccontextmanager
+    async def client(self, **overrides: str | None) -> AsyncIterator[Client]:
+        env = dict(self.env)
+        for key, value in overrides.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "gemini_relay"], env=env, cwd=str(self.project)
+        )
+        with self.stderr_path.open("a", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                yield client
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def main_requests(self) -> list[LoggedRequest]:
+        """The agent-turn requests the CLI sent (router and title calls excluded)."""
+        return [r for r in self.api.requests if r.kind == "main"]
+
+
+def processes_using(home: Path) -> list[int]:
+    """Live (non-zombie) processes whose environment points at this test's CLI home."""
+    marker = f"GEMINI_CLI_HOME={home}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
+        except OSError:
+            continue
+        if state not in (b"Z", b"X") and marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+async def wait_no_processes(home: Path, timeout: float = LEFTOVER_TIMEOUT) -> None:
+    """Wait (bounded) until nothing started for this test is alive; fail naming what is left."""
+    with anyio.move_on_after(timeout):
+        while processes_using(home):
+            await anyio.sleep(0.05)
+    _fail_if_left(home)
+
+
+def assert_no_processes(home: Path, timeout: float = LEFTOVER_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while processes_using(home) and time.monotonic() < deadline:
+        time.sleep(0.05)  # teardown is synchronous; this polls /proc, it does not wait for an event
+    _fail_if_left(home)
+
+
+def _fail_if_left(home: Path) -> None:
+    left = processes_using(home)
+    if left:
+        names = [Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120] for pid in left]
+        pytest.fail(f"processes left running: {names}")
+
+
+@pytest.fixture
+def relay(tmp_path: Path) -> Iterator[Relay]:
+    project = tmp_path / "proj"
+    project.mkdir()
+    with FakeGeminiApi() as api:
+        cli_env = isolated_cli_env(tmp_path, api.base_url)
+        env = {
+            "PATH": cli_env["PATH"],
+            "LANG": "C.UTF-8",
+            **cli_env,
+            "GEMINI_CLI_PATH": str(gemini_binary()),
+            "GEMINI_RELAY_PROJECT_ROOT": str(project),
+            "GEMINI_MCP_BACKEND": "gemini",
+            "GEMINI_DEFAULT_MODEL": TEST_MODEL,
+            "GEMINI_RELAY_KILL_GRACE": "2",
+        }
+        world = Relay(tmp_path, project, Path(cli_env["GEMINI_CLI_HOME"]), api, env, tmp_path / "server-stderr.log")
+        yield world
+        assert_no_processes(world.home)
+
+
+def write_wrapper(path: Path, target: Path, env_dump: Path) -> Path:
+    """An executable standing in for `gemini` that records its environment, then execs the real CLI."""
+    path.write_text(f'#!/bin/sh\nenv > "{env_dump}"\nexec "{target}" "$@"\n', encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def node_available() -> bool:
+    return shutil.which("node") is not None
