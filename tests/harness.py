@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.stdio import stdio_client
 
 from tests.fakes.fake_gemini_api import FakeGeminiApi, LoggedRequest
@@ -47,7 +48,9 @@ class Relay:
     stderr_path: Path
 
     @asynccontextmanager
-    async def client(self, **overrides: str | None) -> AsyncIterator[Client]:
+    async def client(
+        self, message_handler: MessageHandlerFnT | None = None, /, **overrides: str | None
+    ) -> AsyncIterator[Client]:
         env = dict(self.env)
         for key, value in overrides.items():
             if value is None:
@@ -58,7 +61,8 @@ class Relay:
             command=sys.executable, args=["-m", "gemini_relay"], env=env, cwd=str(self.project)
         )
         with self.stderr_path.open("a", encoding="utf-8") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+            transport = stdio_client(params, errlog=errlog)
+            async with Client(transport, mode="legacy", message_handler=message_handler) as client:
                 yield client
 
     def stderr(self) -> str:
@@ -67,6 +71,18 @@ class Relay:
     def main_requests(self) -> list[LoggedRequest]:
         """The agent-turn requests the CLI sent (router and title calls excluded)."""
         return [r for r in self.api.requests if r.kind == "main"]
+
+
+def cli_processes(home: Path) -> list[int]:
+    """Live CLI children of this test's server (only children get NO_COLOR=1 from the relay)."""
+    return [pid for pid in processes_using(home) if b"NO_COLOR=1" in _environ(pid).split(b"\0")]
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
 
 
 def processes_using(home: Path) -> list[int]:
@@ -86,12 +102,12 @@ def processes_using(home: Path) -> list[int]:
     return found
 
 
-async def wait_no_processes(home: Path, timeout: float = LEFTOVER_TIMEOUT) -> None:
-    """Wait (bounded) until nothing started for this test is alive; fail naming what is left."""
+async def wait_no_cli_processes(home: Path, timeout: float = LEFTOVER_TIMEOUT) -> None:
+    """Wait (bounded) until no CLI child of this test is alive, while the server may still run."""
     with anyio.move_on_after(timeout):
-        while processes_using(home):
+        while cli_processes(home):
             await anyio.sleep(0.05)
-    _fail_if_left(home)
+    assert cli_processes(home) == [], "CLI processes left running"
 
 
 def assert_no_processes(home: Path, timeout: float = LEFTOVER_TIMEOUT) -> None:

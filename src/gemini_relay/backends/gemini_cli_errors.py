@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import signal
 
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.models import RunRecord
@@ -15,9 +17,14 @@ _QUOTA = re.compile(
 )
 _NOISE = re.compile(
     r"^(Ripgrep is not available|\[STARTUP\]|YOLO mode is enabled|Loaded cached credentials|"
-    r"Both GOOGLE_API_KEY and GEMINI_API_KEY|\s+at )"
+    r"Both GOOGLE_API_KEY and GEMINI_API_KEY|Warning: 256-color support not detected|\s+at )"
 )
+# Marks the stderr line that says what went wrong; a tail often ends in a stack or an object dump (`}`).
+_TELLING = re.compile(r"error|fail|exhausted|quota|invalid|denied|not found|must|cannot|unable|refused", re.I)
 STDERR_DETAIL_CHARS = 600
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# The CLI wraps API errors as `[API Error: <text>]`, sometimes followed by a line of advice.
+_API_ERROR = "[API Error: "
 
 
 def classify_exit(returncode: int, record: RunRecord, stderr: str) -> RunFailed | None:
@@ -41,11 +48,14 @@ def classify_exit(returncode: int, record: RunRecord, stderr: str) -> RunFailed 
         case 41:
             return RunFailed(
                 "Gemini CLI authentication failed"
-                + (f" ({detail})" if detail else "")
+                + (f": {detail.rstrip('.')}" if detail else "")
                 + ". Set GEMINI_API_KEY (or GOOGLE_API_KEY / Vertex AI settings) in the server's env, "
                 "or run `gemini` once in a terminal to sign in.",
             )
         case 42:
+            if "already exists" in detail:
+                # Only a fresh run names its session (--session-id): a clash is a fluke, and a retry picks a new id.
+                return RunFailed(f"The Gemini CLI refused the new session id: {detail}", retryable=True)
             return RunFailed(
                 f"Unknown conversationId {record.spec.conversation_id or ''}".rstrip()
                 + ": the Gemini CLI has no such saved session for this project. Omit conversationId to start a new "
@@ -68,7 +78,7 @@ def classify_exit(returncode: int, record: RunRecord, stderr: str) -> RunFailed 
         return _generic(detail)
     if returncode > 128:
         return RunFailed(
-            f"gemini was killed by signal {returncode - 128}" + (f": {detail}" if detail else ""),
+            f"gemini was killed by signal {_signal_name(returncode - 128)}" + (f": {detail}" if detail else ""),
             reason=FailureReason.BACKEND_ERROR,
         )
     return RunFailed(f"gemini exited {returncode}" + (f": {detail}" if detail else " (no error output)"))
@@ -88,14 +98,16 @@ def _api_error(status: int, detail: str) -> RunFailed:
     if status in (401, 403):
         return RunFailed(f"The Gemini API refused the credentials (HTTP {status}): {text}")
     if status == 404:
-        return RunFailed(f"Model not found (HTTP 404): {text}. See gemini-models for the ids this backend accepts.")
+        return RunFailed(
+            f"Model not found (HTTP 404): {text.rstrip('.')}. See gemini-models for the ids this backend accepts."
+        )
     return RunFailed(f"The Gemini API rejected the request (HTTP {status}): {text}")
 
 
 def _generic(detail: str) -> RunFailed:
     lowered = detail.lower()
     if "not found" in lowered and "model" in lowered or "modelnotfound" in lowered:
-        return RunFailed(f"Model not found: {detail}. See gemini-models for the ids this backend accepts.")
+        return RunFailed(f"Model not found: {detail.rstrip('.')}. See gemini-models for the ids this backend accepts.")
     if "fetch failed" in lowered or "econnrefused" in lowered or "terminated" in lowered:
         return RunFailed(f"Network error talking to the Gemini API: {detail}", retryable=True)
     return RunFailed(f"gemini failed: {detail or 'exit 1 with no error output'}", reason=_reason(detail))
@@ -109,11 +121,38 @@ def _detail(record: RunRecord, stderr: str) -> str:
     """The most specific error text: the result's error, then a stream error event, then stderr's own words."""
     finished = record.finished
     if finished is not None and finished.error:
-        return finished.error.strip()
+        return clean_detail(finished.error)
     if record.stream_errors:
-        return record.stream_errors[-1].strip()
-    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip() and not _NOISE.match(ln)]
+        return clean_detail(record.stream_errors[-1])
+    lines = [ln.rstrip() for ln in _ANSI.sub("", stderr).splitlines() if ln.strip() and not _NOISE.match(ln)]
     for line in reversed(lines):
-        if "error" in line.lower():
-            return line.strip()[:STDERR_DETAIL_CHARS]
-    return lines[-1].strip()[:STDERR_DETAIL_CHARS] if lines else ""
+        if _TELLING.search(line):
+            return clean_detail(line)[:STDERR_DETAIL_CHARS]
+    return clean_detail(lines[-1])[:STDERR_DETAIL_CHARS] if lines else ""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"{number} ({signal.Signals(number).name})"
+    except ValueError:
+        return str(number)
+
+
+def clean_detail(text: str) -> str:
+    """`[API Error: {"error":{"message":"X"}}]` -> `X`; colour codes and the CLI's wrapper removed."""
+    text = _ANSI.sub("", text).strip()
+    if text.startswith(_API_ERROR):
+        inner, sep, advice = text[len(_API_ERROR) :].partition("]\n")
+        if not sep:
+            inner = inner.removesuffix("]")
+        text = inner.strip() + (f"\n{advice.strip()}" if advice.strip() else "")
+    if text.startswith("{"):
+        try:
+            body = json.loads(text.partition("\n")[0])
+        except ValueError:
+            return text
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        if isinstance(message, str):
+            return message.strip()
+    return text
