@@ -38,9 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         from gemini_relay.server import RelayServer
         from gemini_relay.transports import serve_stdio
 
-        server = RelayServer(build_deps(settings)).build()
+        deps = build_deps(settings)
+        server = RelayServer(deps).build()
         logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
-        anyio.run(serve_stdio, server)
+        anyio.run(serve_stdio, server, [deps.warm_up])
         return 0
     parser.error(f"unknown command {args.command}")
     return 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import anyio
@@ -12,8 +13,11 @@ from mcp.server.stdio import stdio_server
 from gemini_relay.log import logger
 
 
-async def serve_stdio(server: Server[Any]) -> None:
+async def serve_stdio(server: Server[Any], background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = ()) -> None:
+    """Serve until stdin closes or a signal arrives; `background` tasks (probe warm-ups) are cancelled then."""
     async with anyio.create_task_group() as tg:
+        for task in background:
+            tg.start_soon(task)
 
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:

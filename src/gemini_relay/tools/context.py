@@ -15,6 +15,7 @@ from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.errors import InputError
 from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.vocabulary import BackendName
 from gemini_relay.tools.names import ToolName
 from gemini_relay.tools.progress import CallProgress
 
@@ -25,6 +26,11 @@ class Deps:
     engine: RunEngine
     gemini: GeminiCliBackend
     chunks: ChunkCache = field(default_factory=ChunkCache)
+
+    async def warm_up(self) -> None:
+        """Probe the active backend's `--help` in the background, so the first call does not pay for it."""
+        if self.selection().backend is BackendName.GEMINI and self.gemini.locate() is not None:
+            await self.gemini.help()
 
     def selection(self) -> Selection:
         return select_backend(self.settings)
