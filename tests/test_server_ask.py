@@ -179,3 +179,12 @@ async def test_conversations_lists_the_session_a_call_created(relay: Relay) -> N
     assert match.group(1) in text
     assert "remember the parrot" in text
     assert str(relay.project) in text
+
+
+async def test_a_tool_action_refused_by_plan_mode_becomes_a_notice(relay: Relay) -> None:
+    async with relay.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "[[fake:write_file]] save it", "mode": "plan"})
+    text = text_of(result)
+    assert not result.is_error
+    assert text.startswith("⚠️ The agent was refused these tool action(s): write_file\n\nGemini response:\nRead it.")
+    assert not (relay.project / "written.txt").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 
 import anyio
@@ -164,3 +165,12 @@ async def test_a_stale_projects_lock_does_not_stall_the_next_run(relay: Relay) -
     assert not result.is_error
     # A kept lock would cost the CLI a 10 s stale wait; the relay removes it before spawning.
     assert "Removed a stale Gemini CLI projects.json.lock" in relay.stderr()
+
+
+async def test_an_unreachable_api_is_reported_as_a_network_error(relay: Relay) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    text = await ask_error(relay, "hi", GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{closed}")
+    assert "Network error talking to the Gemini API" in text
+    assert "fetch failed" in text

@@ -31,6 +31,7 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``hang``: reads the request, never sends headers, until stop()
 - ``tool_call:<path>`` [hello.txt]: ``functionCall read_file {"file_path": <path>}``; when the last content is a
   ``functionResponse`` turn: :data:`TOOL_DONE_TEXT`
+- ``write_file:<path>`` [written.txt]: ``functionCall write_file``, then :data:`TOOL_DONE_TEXT` (plan mode denies it)
 - ``thought``: a ``thought: true`` part (:data:`THOUGHT_TEXT`), then :data:`THOUGHT_ANSWER_TEXT`
 - ``empty``: one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
 - ``nonjson``: 200 with body ``this is not json``
@@ -522,6 +523,15 @@ def _plan_tool_call(ctx: _Ctx) -> _Plan:
         return ctx.answer.texts([TOOL_DONE_TEXT])
     call = {"functionCall": {"name": "read_file", "args": {"file_path": ctx.arg or "hello.txt"}}}
     return _Plan(chunks=(ctx.answer.chunk([call], "STOP"),))
+
+
+@_scenario("write_file")
+def _plan_write_file(ctx: _Ctx) -> _Plan:
+    """The model asks to write a file (denied in plan mode); then it reports what happened."""
+    if _last_is_function_response(ctx.body):
+        return ctx.answer.texts([TOOL_DONE_TEXT])
+    args = {"file_path": ctx.arg or "written.txt", "content": "written by the fake model\n"}
+    return _Plan(chunks=(ctx.answer.chunk([{"functionCall": {"name": "write_file", "args": args}}], "STOP"),))
 
 
 @_scenario("thought")

@@ -71,6 +71,7 @@ class RunEngine:
                 raise RunCancelled(
                     active.cancel_message or f"{record.spec.tool} was cancelled", partial_text=record.text
                 )
+            _note_run_findings(record)
             record.state = RunState.DONE
         except RunFailed as exc:
             if not exc.partial_text:
@@ -116,3 +117,12 @@ class RunEngine:
             active.scope.cancel()
             count += 1
         return count
+
+
+def _note_run_findings(record: RunRecord) -> None:
+    """What a successful run still needs to tell the caller: refused tool actions, a non-SUCCESS status."""
+    if record.denied_actions:
+        record.note(f"The agent was refused these tool action(s): {', '.join(dict.fromkeys(record.denied_actions))}")
+    finished = record.finished
+    if finished is not None and finished.status not in ("SUCCESS", ""):
+        record.note(f"The run finished with status {finished.status}.")
