@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -74,7 +75,7 @@ def _backend(raw: str | None) -> BackendName | None:
     try:
         return _BACKEND_ALIASES[raw.strip().lower()]
     except KeyError:
-        raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: agy, antigravity, gemini") from None
+        raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: {', '.join(_BACKEND_ALIASES)}") from None
 
 
 def _positive(env: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
@@ -86,6 +87,8 @@ def _positive(env: Mapping[str, str], name: str, default: float, *, integer: boo
     except ValueError:
         kind = "a whole number" if integer else "a number"
         raise ConfigError(f"{name}={raw!r} is not {kind}") from None
+    if not math.isfinite(value):  # float() accepts "nan" and "inf"; neither is a usable timeout or grace
+        raise ConfigError(f"{name}={raw!r} is not a finite number")
     if value <= 0:
         raise ConfigError(f"{name}={raw!r} must be greater than 0")
     return float(value)

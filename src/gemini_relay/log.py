@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
@@ -11,6 +12,8 @@ from typing import Any
 
 PREFIX = "[GMCPT] "
 logger = logging.getLogger("gemini_relay")
+# What counts as a flag name; any other argument (a prompt that starts with "-", say) is a value.
+_FLAG_NAME = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]*")
 
 
 def configure(level: int = logging.INFO) -> None:
@@ -31,8 +34,8 @@ def redact_argv(argv: Sequence[str]) -> str:
         return ""
     parts = [PurePath(argv[0]).name]
     for arg in argv[1:]:
-        if arg.startswith("-") and len(arg) > 1:
-            name = arg.split("=", 1)[0]
+        name = arg.split("=", 1)[0]
+        if _FLAG_NAME.fullmatch(name):
             parts.append(name if name == arg else f"{name}=<{len(arg) - len(name) - 1} chars>")
         else:
             parts.append(f"<{len(arg)} chars>")

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 ALLOWED_PREFIXES = ("GOOGLE_", "GEMINI_", "CLOUDSDK_", "LC_", "XDG_")
-ALLOWED_KEYS = frozenset({"HOME", "PATH", "USER", "SHELL", "LANG", "TERM", "TMPDIR"})
+ALLOWED_KEYS = frozenset(
+    {"HOME", "PATH", "USER", "SHELL", "LANG", "TERM", "TMPDIR"}
+    # Behind a corporate proxy or TLS-intercepting gateway the CLI cannot reach the API without these.
+    | {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"}
+    | {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+)
 # Our own settings match GEMINI_ but mean nothing to the CLI.
 _OWN_PREFIXES = ("GEMINI_RELAY_", "GEMINI_MCP_")
 

@@ -24,7 +24,8 @@ KNOWN_MODELS = (
     "gemini-2.5-flash",
 )
 _APPROVAL = {"plan": "plan", "accept-edits": "auto_edit"}
-SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+# First character alphanumeric: an id like `--yolo` would otherwise reach the CLI as a flag of its own.
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 @dataclass
@@ -40,7 +41,7 @@ def resolve_model(requested: str | None, default: str | None) -> str | None:
     model = (requested or default or "").strip()
     if "\t" in model:  # a pasted "<id>\t<label>" row from a models listing
         model = model.split("\t", 1)[0].strip()
-    if not model or model == "auto":
+    if not model or model.lower() == "auto":
         return None
     return MODEL_ALIASES.get(model.lower(), model)
 
@@ -56,6 +57,9 @@ def build_invocation(
         inv.notices.append(f"{option} {value} is not supported by the installed Gemini CLI; it was ignored.")
 
     model = resolve_model(spec.model, default_model)
+    if model is not None and model.startswith("-"):
+        # After -m it would be parsed as a flag of its own (`-m --yolo`).
+        raise InputError(f"model {model!r} is not a model id; see gemini-models for the ids this backend accepts")
     if model is not None:
         if "--model" in have:
             inv.argv += ["-m", model]
@@ -108,13 +112,17 @@ def _approval(inv: Invocation, spec: RunSpec, have: frozenset[str]) -> None:
     elif mode == "yolo" and "--yolo" in have:
         inv.argv.append("--yolo")
     else:
-        inv.notices.append(f"mode {spec.mode or 'yolo'} is not supported by the installed Gemini CLI; it was ignored.")
+        asked = "skipPermissions" if mode == "yolo" else f"mode {spec.mode}"
+        inv.notices.append(f"{asked} is not supported by the installed Gemini CLI; it was ignored.")
 
 
 def _session(inv: Invocation, spec: RunSpec, have: frozenset[str]) -> None:
     if spec.conversation_id is not None:
-        if not SESSION_ID.match(spec.conversation_id):
-            raise InputError("conversationId must be letters, digits, '-' or '_' (as printed after 🧵 conversationId)")
+        if not SESSION_ID.fullmatch(spec.conversation_id):
+            raise InputError(
+                "conversationId must be letters, digits, '-' or '_', starting with a letter or digit "
+                "(as printed after 🧵 conversationId)"
+            )
         if "--resume" not in have:
             raise InputError("The installed Gemini CLI cannot resume conversations (no --resume flag)")
         inv.argv += ["--resume", spec.conversation_id]

@@ -9,6 +9,7 @@ from typing import Any
 
 FIRST_PROMPT_CHARS = 80
 _MAX_LINES_SCANNED = 200  # the first user message is near the top; never read a whole long session
+_TAIL_BYTES = 64 * 1024  # `$set` patches are appended as the session goes on: the latest is near the end
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ def _read(path: Path) -> Conversation | None:
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
             lines = [line for _, line in zip(range(_MAX_LINES_SCANNED), handle, strict=False)]
+            more = handle.readline() != ""
     except OSError:
         return None
     header = _json(lines[0]) if lines else None
@@ -62,6 +64,8 @@ def _read(path: Path) -> Conversation | None:
             last = patch["lastUpdated"]  # pyright: ignore[reportUnknownVariableType]
         if not first_prompt and record.get("type") == "user":
             first_prompt = _text(record.get("content"))
+    if more:
+        last = _last_update(path) or last
     project_root = path.parent.parent / ".project_root"
     try:
         cwd = project_root.read_text(encoding="utf-8").strip()
@@ -73,6 +77,23 @@ def _read(path: Path) -> Conversation | None:
         cwd=cwd,
         first_prompt=_shorten(first_prompt),
     )
+
+
+def _last_update(path: Path) -> str | None:
+    """The newest `$set.lastUpdated` in the file's tail (a long session's head is long out of date)."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - _TAIL_BYTES))
+            tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(tail if size <= _TAIL_BYTES else tail[1:]):  # the first tail line may be cut
+        record = _json(line)
+        patch = record.get("$set") if record is not None else None
+        if isinstance(patch, dict) and isinstance(patch.get("lastUpdated"), str):  # pyright: ignore[reportUnknownMemberType]
+            return str(patch["lastUpdated"])  # pyright: ignore[reportUnknownArgumentType]
+    return None
 
 
 def _json(line: str) -> dict[str, Any] | None:

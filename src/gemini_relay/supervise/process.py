@@ -151,7 +151,12 @@ async def _pump(stream: ByteReceiveStream, sink: Callable[[bytes], None], done: 
 def _keep_tail(buf: bytearray, chunk: bytes) -> None:
     buf.extend(chunk)
     if len(buf) > STDERR_TAIL_BYTES:
-        del buf[: len(buf) - STDERR_TAIL_BYTES]
+        cut = len(buf) - STDERR_TAIL_BYTES
+        # Start on a character boundary: a cut inside a UTF-8 sequence leaves up to 3 continuation bytes.
+        for _ in range(3):
+            if 0x80 <= buf[cut] <= 0xBF:
+                cut += 1
+        del buf[:cut]
 
 
 async def _close(proc: Process) -> None:

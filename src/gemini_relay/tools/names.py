@@ -18,6 +18,16 @@ class ToolName(StrEnum):
     PING = "gemini-ping"
     HELP = "gemini-help"
     TIMEOUT_TEST = "gemini-timeout-test"
+    # jobs toolset
+    RUN = "gemini-run"
+    STATUS = "gemini-status"
+    WAIT = "gemini-wait"
+    JOBS = "gemini-jobs"
+    # review toolset
+    ASSESS = "gemini-assess"
+    REVIEW = "gemini-review"
+    SEARCH = "gemini-search"
+    STRUCTURED = "gemini-structured"
 
 
 # The registry order of gemini-relay 1.2.0; clients and agents rely on it.
@@ -34,3 +44,16 @@ DEFAULT_TOOLS: tuple[ToolName, ...] = (
     ToolName.PING,
     ToolName.HELP,
 )
+
+
+class Toolset(StrEnum):
+    """Opt-in groups of tools, enabled with GEMINI_RELAY_TOOLSETS (comma-separated)."""
+
+    JOBS = "jobs"
+    REVIEW = "review"
+
+
+TOOLSET_TOOLS: dict[Toolset, tuple[ToolName, ...]] = {
+    Toolset.JOBS: (ToolName.RUN, ToolName.STATUS, ToolName.WAIT, ToolName.JOBS),
+    Toolset.REVIEW: (ToolName.ASSESS, ToolName.REVIEW, ToolName.SEARCH, ToolName.STRUCTURED),
+}

@@ -1,0 +1,213 @@
+"""agy `--output-format stream-json` lines -> neutral AgentEvents (pure; pinned by transcripts built from agy.md §2).
+
+Each line is `{"event": <kind>, <kind>: {...}}`. `init` names the conversation, every `agent_response` step's
+`text_delta` is a piece of the answer (concatenated in arrival order, never deduplicated by step_index: MEASURED
+1.1.15), and `result` is the turn's verdict. Blank lines are ignored; undecodable and over-long lines are counted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gemini_relay.streams.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
+from gemini_relay.streams.framing import LineFramer, parse_json_line
+
+_DENIED_NAME_KEYS = ("tool_name", "tool", "name", "action")
+
+
+class AgyDecoder:
+    """Feed stdout bytes; get events.
+
+    Beyond the per-line mapping it keeps three bits of run state: the conversation id (so a stream whose `init` was
+    lost still names its conversation from a later event), the thinking and cache-read tokens the steps reported
+    (agy 1.1.8's result usage lacks them), and whether any text streamed (an empty `response` then defers to it).
+    """
+
+    def __init__(self) -> None:
+        self._framer = LineFramer()
+        self._invalid = 0
+        self._conversation_id: str | None = None
+        self._step_thinking = 0
+        self._step_cache_read = 0
+        self._streamed = False
+
+    @property
+    def skipped(self) -> int:
+        """Lines that could not be used: not JSON objects, or longer than the framer's limit."""
+        return self._invalid + self._framer.dropped
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self._conversation_id
+
+    def push(self, chunk: bytes) -> list[AgentEvent]:
+        return self._lines(self._framer.push(chunk))
+
+    def flush(self) -> list[AgentEvent]:
+        return self._lines(self._framer.flush())
+
+    def _lines(self, lines: list[str]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        for line in lines:
+            if not line.strip():
+                continue
+            obj = parse_json_line(line)
+            if obj is None:
+                self._invalid += 1
+                continue
+            events.extend(self._object(obj))
+        return events
+
+    def _object(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        kind = obj.get("event")
+        payload = _dict(obj.get(kind)) if isinstance(kind, str) else {}
+        if kind == "step_update":
+            usage = _dict(payload.get("usage"))
+            self._step_thinking += _int(usage.get("thinking_tokens"))
+            self._step_cache_read += _int(usage.get("cache_read_tokens"))
+        event = decode_event(obj)
+        if self._conversation_id is None and not isinstance(event, SessionStarted):
+            # agy-mcp reads the id from any event kind: a late or missing init must not lose the conversation.
+            seen = _str(payload.get("conversation_id"))
+            if seen:
+                self._conversation_id = seen
+                events.append(SessionStarted(session_id=seen))
+        match event:
+            case SessionStarted(session_id=sid) if sid:
+                self._conversation_id = self._conversation_id or sid
+            case TextDelta():
+                self._streamed = True
+            case Finished():
+                event = self._complete(event, payload)
+            case _:
+                pass
+        if event is not None:
+            events.append(event)
+        return events
+
+    def _complete(self, finished: Finished, payload: dict[str, Any]) -> Finished:
+        usage = finished.usage
+        raw_usage = _dict(payload.get("usage"))
+        if usage is not None:
+            if "thinking_tokens" not in raw_usage and self._step_thinking:
+                usage = _replace_usage(usage, thinking_tokens=self._step_thinking)
+            if "cache_read_tokens" not in raw_usage and self._step_cache_read:
+                usage = _replace_usage(usage, cached_tokens=self._step_cache_read)
+        text = finished.text
+        if text == "" and self._streamed:
+            text = None  # a print-timeout SUCCESS can carry an empty response after partial deltas: keep the deltas
+        return Finished(
+            ok=finished.ok,
+            status=finished.status,
+            text=text,
+            error=finished.error,
+            error_type=finished.error_type,
+            usage=usage,
+            num_turns=finished.num_turns,
+            structured_output=finished.structured_output,
+            has_structured_output=finished.has_structured_output,
+            denied_actions=finished.denied_actions,
+            session_id=finished.session_id or self._conversation_id,
+        )
+
+
+def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
+    """One stream-json object -> one event, or None for kinds that carry nothing for us (user input, tool steps)."""
+    kind = obj.get("event")
+    if not isinstance(kind, str):
+        return None
+    payload = _dict(obj.get(kind))
+    match kind:
+        case "init":
+            # The only event with a top-level conversation_id; a failure before a conversation exists sends "".
+            sid = _str(obj.get("conversation_id")) or _str(payload.get("conversation_id"))
+            return SessionStarted(session_id=sid, model=_opt_str(payload.get("model"))) if sid else None
+        case "step_update":
+            delta = payload.get("text_delta")
+            if payload.get("step_type") == "agent_response" and isinstance(delta, str) and delta:
+                return TextDelta(text=delta)
+            return None
+        case "result":
+            return _finished(payload)
+        case _:
+            return None
+
+
+def _finished(result: dict[str, Any]) -> Finished:
+    status = _str(result.get("status"))
+    response = result.get("response")
+    text = response.rstrip("\n") if isinstance(response, str) else None
+    return Finished(
+        ok=status == "SUCCESS",
+        status=status,
+        text=text,
+        error=_opt_str(result.get("error")),
+        usage=_usage(result.get("usage")),
+        num_turns=_opt_int(result.get("num_turns")),
+        structured_output=result.get("structured_output"),
+        has_structured_output="structured_output" in result,
+        denied_actions=tuple(_denied(result.get("denied_actions"))),
+        session_id=_opt_str(result.get("conversation_id")),
+    )
+
+
+def _usage(raw: object) -> Usage | None:
+    usage = _dict(raw)
+    if not usage:
+        return None
+    return Usage(
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        thinking_tokens=_int(usage.get("thinking_tokens")),
+        cached_tokens=_int(usage.get("cache_read_tokens")),
+        total_tokens=_int(usage.get("total_tokens")),
+    )
+
+
+def _replace_usage(usage: Usage, **changes: int) -> Usage:
+    fields = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "thinking_tokens": usage.thinking_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+    fields.update(changes)
+    return Usage(**fields)
+
+
+def _denied(raw: object) -> list[str]:
+    """`denied_actions` is [3P] and its entry shape unmeasured: strings pass through, objects name their tool."""
+    if not isinstance(raw, list):
+        return []
+    names: list[str] = []
+    for item in raw:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, str) and item:
+            names.append(item)
+        elif isinstance(item, dict):
+            entry: dict[str, Any] = item  # pyright: ignore[reportUnknownVariableType]
+            named = next((entry[k] for k in _DENIED_NAME_KEYS if isinstance(entry.get(k), str) and entry[k]), None)
+            names.append(named or json.dumps(entry, ensure_ascii=False, sort_keys=True))
+    return names
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _opt_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]

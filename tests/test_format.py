@@ -1,0 +1,105 @@
+"""The relay's reply conventions: notices, the response prefix, conversation and usage lines, failure text."""
+
+from __future__ import annotations
+
+from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
+from gemini_relay.format import (
+    NOTICE_MARKER,
+    RESPONSE_PREFIX,
+    THREAD_MARKER,
+    failure_message,
+    gemini_reply,
+    thread_line,
+    usage_line,
+    with_notices,
+)
+from gemini_relay.jobs.vocabulary import FailureReason
+from gemini_relay.streams.events import Usage
+
+USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23)
+
+
+def test_the_markers() -> None:
+    assert (RESPONSE_PREFIX, THREAD_MARKER, NOTICE_MARKER) == ("Gemini response:", "🧵 conversationId:", "⚠️")
+
+
+def test_without_notices_the_body_is_unchanged() -> None:
+    assert with_notices([], "body") == "body"
+
+
+def test_each_notice_is_a_warning_line_above_the_body() -> None:
+    assert with_notices(["model x was ignored.", "effort high was ignored."], "body") == (
+        "⚠️ model x was ignored.\n⚠️ effort high was ignored.\n\nbody"
+    )
+
+
+def test_repeated_notices_are_shown_once_in_first_seen_order() -> None:
+    assert with_notices(iter(["b", "a", "b", "a"]), "x") == "⚠️ b\n⚠️ a\n\nx"
+
+
+def test_the_thread_line_says_how_to_continue() -> None:
+    assert thread_line("abc-123") == "🧵 conversationId: abc-123 (pass it back to continue this thread)"
+
+
+def test_the_usage_line_counts_tokens() -> None:
+    assert usage_line(USAGE) == "📊 [Tokens: 12 in, 8 out (3 thinking)]"
+    assert usage_line(Usage()) == "📊 [Tokens: 0 in, 0 out (0 thinking)]"
+
+
+def test_a_plain_reply_is_prefixed() -> None:
+    assert gemini_reply("Hello") == "Gemini response:\nHello"
+
+
+def test_a_full_reply_has_notices_then_prefix_text_thread_and_usage() -> None:
+    assert gemini_reply("Hello", notices=["n1"], conversation_id="c1", usage=USAGE) == (
+        "⚠️ n1\n\n"
+        "Gemini response:\nHello\n\n"
+        "🧵 conversationId: c1 (pass it back to continue this thread)\n\n"
+        "📊 [Tokens: 12 in, 8 out (3 thinking)]"
+    )
+
+
+def test_an_unprefixed_reply_keeps_the_text_first() -> None:
+    assert gemini_reply('{"a":1}', prefixed=False) == '{"a":1}'
+    assert gemini_reply("t", prefixed=False, conversation_id="c").startswith("t\n\n🧵")
+
+
+def test_an_empty_conversation_id_adds_no_thread_line() -> None:
+    assert gemini_reply("t", conversation_id="") == "Gemini response:\nt"
+    assert gemini_reply("t", conversation_id=None) == "Gemini response:\nt"
+
+
+def test_zero_usage_is_still_shown_when_given() -> None:
+    assert gemini_reply("t", usage=Usage()).endswith("📊 [Tokens: 0 in, 0 out (0 thinking)]")
+
+
+def test_a_failure_is_its_message() -> None:
+    assert failure_message(RunFailed("gemini failed: boom")) == "gemini failed: boom"
+
+
+def test_a_failure_adds_its_recovery_hint_then_the_labelled_partial_answer() -> None:
+    exc = RunFailed(
+        "Gemini API quota or rate limit exhausted",
+        reason=FailureReason.QUOTA_EXHAUSTED,
+        partial_text="The first half",
+        recovery="Wait a minute, then retry.",
+    )
+    assert failure_message(exc) == (
+        "Gemini API quota or rate limit exhausted\n\n"
+        "Wait a minute, then retry.\n\n"
+        "[Partial response — the run did not finish]\nThe first half"
+    )
+
+
+def test_a_whitespace_only_partial_answer_is_not_shown() -> None:
+    assert failure_message(RunFailed("x", partial_text="  \n ")) == "x"
+
+
+def test_timeouts_and_cancellations_carry_their_partial_text() -> None:
+    assert failure_message(RunTimedOut("gemini", 30, partial_text="so far")) == (
+        "gemini timed out after 30s\n\n[Partial response — the run did not finish]\nso far"
+    )
+    assert failure_message(RunTimedOut("agy", 1.5)) == "agy timed out after 1.5s"
+    assert failure_message(RunCancelled("gemini-ask was cancelled by gemini-cancel", partial_text="p")).startswith(
+        "gemini-ask was cancelled by gemini-cancel\n\n[Partial response"
+    )
