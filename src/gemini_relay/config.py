@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemini_relay.errors import ConfigError
-from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.jobs.vocabulary import BackendName, Toolset
 
 DEFAULT_TIMEOUT_MINUTES = 45.0
 DEFAULT_MAX_CONCURRENT = 3
@@ -38,6 +38,7 @@ class Settings:
     kill_grace: float
     project_root: Path
     test_tools: bool
+    toolsets: frozenset[Toolset]
     env: Mapping[str, str] = field(repr=False, default_factory=dict[str, str])
 
     @classmethod
@@ -60,8 +61,22 @@ class Settings:
             kill_grace=_positive(env, "GEMINI_RELAY_KILL_GRACE", DEFAULT_KILL_GRACE),
             project_root=root.resolve(),
             test_tools=bool(env.get("GEMINI_MCP_TEST_TOOLS")),
+            toolsets=_toolsets(env.get("GEMINI_RELAY_TOOLSETS", "")),
             env=env,
         )
+
+
+def _toolsets(raw: str) -> frozenset[Toolset]:
+    names = [part.strip().lower() for part in raw.split(",") if part.strip()]
+    known = {t.value: t for t in Toolset}
+    unknown = [n for n in names if n not in known and n != "all"]
+    if unknown:
+        raise ConfigError(
+            f"GEMINI_RELAY_TOOLSETS names unknown toolset(s) {', '.join(unknown)}; known: {', '.join(known)}"
+        )
+    if "all" in names:
+        return frozenset(Toolset)
+    return frozenset(known[n] for n in names)
 
 
 def _text(env: Mapping[str, str], name: str) -> str | None:

@@ -34,7 +34,7 @@ class RelayServer:
 
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
-        self.tools = registry(test_tools=deps.settings.test_tools)
+        self.tools = registry(test_tools=deps.settings.test_tools, toolsets=deps.settings.toolsets)
         self._by_name = {tool.name.value: tool for tool in self.tools}
         self._schemas = {tool.name.value: wire_schema(tool.input_model) for tool in self.tools}  # type: ignore[arg-type]
 

@@ -41,3 +41,10 @@ class BackendName(StrEnum):
     AGY = "agy"
     GEMINI = "gemini"
     API = "api"
+
+
+class Toolset(StrEnum):
+    """Opt-in groups of tools, enabled with GEMINI_RELAY_TOOLSETS (comma-separated, or `all`)."""
+
+    JOBS = "jobs"
+    REVIEW = "review"

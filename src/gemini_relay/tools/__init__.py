@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from gemini_relay.jobs.vocabulary import Toolset
 from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, image, plan
 from gemini_relay.tools.context import ToolDef
-from gemini_relay.tools.names import DEFAULT_TOOLS, ToolName
+from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName
 from gemini_relay.tools.schemas import (
     AskInput,
     BrainstormInput,
@@ -144,6 +145,12 @@ _DEFS = {
 }
 
 
-def registry(*, test_tools: bool) -> list[ToolDef]:
-    names = [*DEFAULT_TOOLS, ToolName.TIMEOUT_TEST] if test_tools else list(DEFAULT_TOOLS)
+def registry(*, test_tools: bool, toolsets: frozenset[Toolset] = frozenset()) -> list[ToolDef]:
+    """The default eleven in registry order, then each enabled toolset's tools, then the test-only tool."""
+    names = list(DEFAULT_TOOLS)
+    for toolset in Toolset:
+        if toolset in toolsets:
+            names += [n for n in TOOLSET_TOOLS[toolset] if n in _DEFS]
+    if test_tools:
+        names.append(ToolName.TIMEOUT_TEST)
     return [_DEFS[name] for name in names]

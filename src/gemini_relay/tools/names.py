@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from gemini_relay.jobs.vocabulary import Toolset
+
 
 class ToolName(StrEnum):
     ASK = "gemini-ask"
@@ -44,13 +46,6 @@ DEFAULT_TOOLS: tuple[ToolName, ...] = (
     ToolName.PING,
     ToolName.HELP,
 )
-
-
-class Toolset(StrEnum):
-    """Opt-in groups of tools, enabled with GEMINI_RELAY_TOOLSETS (comma-separated)."""
-
-    JOBS = "jobs"
-    REVIEW = "review"
 
 
 TOOLSET_TOOLS: dict[Toolset, tuple[ToolName, ...]] = {
