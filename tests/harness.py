@@ -6,6 +6,7 @@ Every test gets its own temporary home, project root and emulator, and is checke
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -154,3 +155,28 @@ def write_wrapper(path: Path, target: Path, env_dump: Path) -> Path:
 
 def node_available() -> bool:
     return shutil.which("node") is not None
+
+
+FAKE_AGY = REPO / "tests" / "fakes" / "fake_agy.py"
+
+
+def install_fake_agy(bin_dir: Path, log: Path, **knobs: str) -> Path:
+    """An `agy` on disk that runs the fake with FAKE_AGY_<KNOB> settings (the child env is an allowlist)."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    agy = bin_dir / "agy"
+    exports = "".join(f"export FAKE_AGY_{k.upper()}={shlex.quote(v)}\n" for k, v in knobs.items())
+    agy.write_text(
+        f"#!/bin/sh\nexport FAKE_AGY_LOG={shlex.quote(str(log))}\n{exports}"
+        f'exec {shlex.quote(sys.executable)} {shlex.quote(str(FAKE_AGY))} "$@"\n',
+        encoding="utf-8",
+    )
+    agy.chmod(0o755)
+    return agy
+
+
+@pytest.fixture
+def agy_relay(relay: Relay) -> Relay:
+    """The same world, served by the agy backend through the project's fake agy."""
+    agy = install_fake_agy(relay.base / "bin", relay.base / "fake-agy.log")
+    relay.env.update({"GEMINI_MCP_BACKEND": "agy", "AGY_CLI_PATH": str(agy)})
+    return relay

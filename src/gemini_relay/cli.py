@@ -8,7 +8,10 @@ import sys
 import anyio
 
 from gemini_relay import __version__
+from gemini_relay.backends.agy import AgyBackend
 from gemini_relay.backends.gemini_cli import GeminiCliBackend
+from gemini_relay.backends.probe import ProbeCache
+from gemini_relay.backends.registry import BackendSelector
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.jobs.engine import RunEngine
@@ -17,9 +20,14 @@ from gemini_relay.tools.context import Deps
 
 
 def build_deps(settings: Settings) -> Deps:
-    gemini = GeminiCliBackend(settings)
-    engine = RunEngine({gemini.name: gemini}, max_concurrent=settings.max_concurrent)
-    return Deps(settings=settings, engine=engine, gemini=gemini)
+    """Raises ConfigError for settings that must fail fast (an explicit AGY_CLI_PATH that is not executable)."""
+    probes = ProbeCache()
+    gemini = GeminiCliBackend(settings, probes)
+    agy = AgyBackend(settings, probes)
+    agy.validate_config()
+    engine = RunEngine({gemini.name: gemini, agy.name: agy}, max_concurrent=settings.max_concurrent)
+    selector = BackendSelector(settings, agy.locate)
+    return Deps(settings=settings, engine=engine, gemini=gemini, agy=agy, selector=selector)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     configure()
     try:
         settings = Settings.from_env()
+        deps = build_deps(settings)
     except ConfigError as exc:
         print(f"gemini-relay: {exc}", file=sys.stderr)
         return 2
@@ -38,7 +47,6 @@ def main(argv: list[str] | None = None) -> int:
         from gemini_relay.server import RelayServer
         from gemini_relay.transports import serve_stdio
 
-        deps = build_deps(settings)
         server = RelayServer(deps).build()
         logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
         anyio.run(serve_stdio, server, [deps.warm_up])

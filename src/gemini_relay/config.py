@@ -39,6 +39,7 @@ class Settings:
     project_root: Path
     test_tools: bool
     toolsets: frozenset[Toolset]
+    image_dir: Path | None = None
     env: Mapping[str, str] = field(repr=False, default_factory=dict[str, str])
 
     @classmethod
@@ -62,6 +63,7 @@ class Settings:
             project_root=root.resolve(),
             test_tools=bool(env.get("GEMINI_MCP_TEST_TOOLS")),
             toolsets=_toolsets(env.get("GEMINI_RELAY_TOOLSETS", "")),
+            image_dir=Path(image_dir).expanduser() if (image_dir := _text(env, "GEMINI_RELAY_IMAGE_DIR")) else None,
             env=env,
         )
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from gemini_relay import __version__
 from gemini_relay.errors import RelayError, RunFailed
-from gemini_relay.format import failure_message
+from gemini_relay.format import failure_message, with_notices
 from gemini_relay.log import describe_call, logger
 from gemini_relay.tools import registry
 from gemini_relay.tools.context import Deps, ToolDef
@@ -104,8 +104,12 @@ class RelayServer:
             logger.exception("%s crashed", name)
             return _error(name, "internal error in gemini-relay (details are in the server log)")
         call.ok = True
+        text = reply.text
+        notice = self.deps.selector.take_notice()
+        if notice:
+            text = with_notices([notice], text)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=reply.text)], is_error=False, _meta=reply.meta
+            content=[types.TextContent(type="text", text=text)], is_error=False, _meta=reply.meta
         )
 
     async def list_prompts(

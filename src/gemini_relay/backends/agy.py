@@ -20,7 +20,7 @@ from gemini_relay.backends.agy_args import (
     parse_help,
     reduce_model,
 )
-from gemini_relay.backends.agy_errors import classify_exit, run_notices
+from gemini_relay.backends.agy_errors import classify_exit, is_partial, run_notices
 from gemini_relay.backends.agy_image import SavedImage, save_generated_image
 from gemini_relay.backends.agy_models import FALLBACK_MODELS, Catalog, fetch_agents, fetch_models
 from gemini_relay.backends.agy_sessions import ConversationListing, agy_state_dir, list_conversations
@@ -250,6 +250,7 @@ class AgyBackend:
             record.note(f"agy did not continue conversation {asked}; it started a new one ({record.session_id}).")
         for notice in run_notices(record, exit_.stderr, exit_.returncode):
             record.note(notice)
+        record.partial = is_partial(record)
         failure = classify_exit(exit_.returncode, record, exit_.stderr, schema_run=inv.schema_run)
         if failure is not None:
             logger.info("Run %s: agy exited %d (%s)", record.run_id, exit_.returncode, failure.reason)

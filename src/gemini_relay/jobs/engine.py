@@ -105,6 +105,7 @@ class RunEngine:
             num_turns=finished.num_turns if finished else None,
             structured_output=finished.structured_output if finished else None,
             has_structured_output=finished.has_structured_output if finished else False,
+            partial=record.partial,
         )
 
     def cancel_all(self, message_for: str) -> int:

@@ -67,6 +67,7 @@ class RunRecord:
     finished: Finished | None = None
     failure: FailureReason | None = None
     error: str | None = None
+    partial: bool = False  # the backend says the text is incomplete even though the run counts as done
     _chunks: list[str] = field(default_factory=list[str])
     _tail: str = ""
     _tool_names: dict[str, str] = field(default_factory=dict[str, str])

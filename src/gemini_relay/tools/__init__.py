@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gemini_relay.jobs.vocabulary import Toolset
-from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, image, plan
+from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, doctor, image, plan
 from gemini_relay.tools.context import ToolDef
 from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName
 from gemini_relay.tools.schemas import (
@@ -64,7 +64,7 @@ _DEFS = {
         "Check the setup without spending tokens: binary paths and versions, active backend, authentication, "
         "Python and OS; ends with 'System Ready' or 'Action needed' and the fix for each problem.",
         EmptyInput,
-        diagnostics.doctor,
+        doctor.doctor,
         read_only=True,
         idempotent=True,
         open_world=False,

@@ -9,13 +9,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gemini_relay.backends.agy import AgyBackend
 from gemini_relay.backends.gemini_cli import GeminiCliBackend
-from gemini_relay.backends.registry import Selection, select_backend
+from gemini_relay.backends.registry import BackendSelector, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
-from gemini_relay.errors import InputError
+from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.log import logger
 from gemini_relay.tools.names import ToolName
 from gemini_relay.tools.progress import CallProgress
 
@@ -25,15 +27,23 @@ class Deps:
     settings: Settings
     engine: RunEngine
     gemini: GeminiCliBackend
+    agy: AgyBackend
+    selector: BackendSelector
     chunks: ChunkCache = field(default_factory=ChunkCache)
 
     async def warm_up(self) -> None:
-        """Probe the active backend's `--help` in the background, so the first call does not pay for it."""
-        if self.selection().backend is BackendName.GEMINI and self.gemini.locate() is not None:
-            await self.gemini.help()
+        """Probe the active backend in the background, so the first call does not pay for `--help`."""
+        try:
+            if self.selection().backend is BackendName.AGY:
+                await self.agy.version()
+                await self.agy.help()
+            elif self.gemini.locate() is not None:
+                await self.gemini.help()
+        except RelayError as exc:  # the first real call reports it properly
+            logger.info("Backend warm-up skipped: %s", exc)
 
     def selection(self) -> Selection:
-        return select_backend(self.settings)
+        return self.selector.select()
 
     def resolve_dirs(self, dirs: list[str] | None) -> tuple[Path, ...]:
         """addDirs as absolute, existing directories (relative entries are taken from the project root)."""

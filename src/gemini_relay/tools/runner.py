@@ -8,7 +8,7 @@ from typing import Any
 
 from gemini_relay.content.inline import InlineResult, inline_references
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.models import RunOutcome, RunSpec
+from gemini_relay.jobs.models import RunOutcome, RunRecord, RunSpec
 from gemini_relay.tools.context import Deps
 from gemini_relay.tools.progress import CallProgress
 
@@ -34,6 +34,7 @@ class PromptRequest:
 class PromptResult:
     outcome: RunOutcome
     notices: tuple[str, ...]  # the server's own notices first, then the run's
+    record: RunRecord
 
 
 async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> PromptResult:
@@ -61,8 +62,7 @@ async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> 
     record = deps.engine.new_record(spec, selection.backend)
     call.watch(record)
     outcome = await deps.engine.execute(record)
-    own = [selection.notice] if selection.notice else []
-    return PromptResult(outcome, tuple(own + inline_notices(inlined)) + outcome.notices)
+    return PromptResult(outcome, tuple(inline_notices(inlined)) + outcome.notices, record)
 
 
 def parse_schema(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:

@@ -1,0 +1,209 @@
+"""The tools on the agy backend, through the MCP client over stdio and the project's fake agy."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.harness import Relay, install_fake_agy, wait_no_cli_processes
+from tests.test_server_surface import text_of
+
+pytestmark = pytest.mark.anyio
+
+THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+) ")
+LEAKS = ("my-gcp-proj-4711", "europe-west4")  # the fake leaks these in AGY_ERROR short_error
+
+
+def agy_log(relay: Relay) -> list[dict[str, object]]:
+    path = relay.base / "fake-agy.log"
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.endswith("}")]  # a line being written is skipped
+
+
+async def test_ask_on_agy_answers_with_a_conversation_id_that_continues(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        first = await client.call_tool("gemini-ask", {"prompt": "say hi"})
+        match = THREAD.search(text_of(first))
+        assert match is not None, text_of(first)
+        second = await client.call_tool("gemini-ask", {"prompt": "again", "conversationId": match.group(1)})
+    assert text_of(first).startswith("Gemini response:\nHello from fake agy! You said: say hi\n\n🧵 conversationId: ")
+    assert f"🧵 conversationId: {match.group(1)} " in text_of(second)
+    argvs = [[str(a) for a in e["argv"]] for e in agy_log(agy_relay) if e.get("event") == "start"]  # type: ignore[attr-defined]
+    runs = [argv for argv in argvs if "--input-format" in argv]
+    assert "--conversation" in runs[-1] and "--disable-slash-commands" in runs[-1]
+    assert not any("say hi" in arg for argv in argvs for arg in argv)  # the prompt went on stdin
+
+
+async def test_a_quota_wall_is_a_quota_error_that_keeps_the_reset_time(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "[[agy:quota]] hi"})
+    assert result.is_error
+    assert "Resets in 3h46m46s" in text_of(result)
+    assert "quota" in text_of(result).lower()
+
+
+async def test_a_background_abort_success_is_reported_as_the_failure_it_is(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "[[agy:background_abort]] run the checks"})
+    assert result.is_error
+    text = text_of(result)
+    assert "background" in text and "foreground" in text
+    assert "[Partial response — the run did not finish]" in text
+
+
+async def test_a_print_timeout_marks_the_text_partial(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "[[agy:print_timeout]] long task"})
+    assert not result.is_error
+    assert text_of(result).startswith("⚠️ agy's --print-timeout expired")
+
+
+async def test_agys_own_refusal_reaches_the_caller_verbatim(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "hi", "model": "gemini-9-ultra"})
+    assert result.is_error
+    assert "invalid model selection" in text_of(result) and "Available models:" in text_of(result)
+
+
+async def test_no_project_or_region_reaches_the_client_or_the_log(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "[[agy:model_not_found]] zebra-crossing-7731"})
+    assert result.is_error
+    for leak in LEAKS:
+        assert leak not in text_of(result)
+        assert leak not in agy_relay.stderr()
+    assert "zebra-crossing-7731" not in agy_relay.stderr()
+
+
+async def test_a_hung_agy_is_stopped_at_the_deadline_with_no_process_left(agy_relay: Relay) -> None:
+    async with agy_relay.client(GEMINI_MCP_TIMEOUT="0.1") as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "[[agy:ignore_sigterm_with_grandchild]] x"})
+        await wait_no_cli_processes(agy_relay.home)
+    assert result.is_error
+    assert text_of(result).startswith("Error executing gemini-ask: agy timed out after 6s")
+    assert "Thinking about it" in text_of(result)
+
+
+async def test_gemini_cancel_stops_a_queued_and_a_running_agy_call(agy_relay: Relay) -> None:
+    texts: list[str] = []
+    async with agy_relay.client() as client:
+        async with anyio.create_task_group() as tg:
+
+            async def hung() -> None:
+                texts.append(text_of(await client.call_tool("gemini-ask", {"prompt": "[[agy:hang]] x"})))
+
+            tg.start_soon(hung)
+            tg.start_soon(hung)  # agy runs one at a time: this one waits in the queue
+            with anyio.fail_after(20):
+                while not [e for e in agy_log(agy_relay) if e.get("event") == "start" and "-p" in str(e["argv"])]:
+                    await anyio.sleep(0.05)
+            cancelled = await client.call_tool("gemini-cancel", {})
+        await wait_no_cli_processes(agy_relay.home)
+    assert text_of(cancelled) == "Cancelled 2 run(s)."
+    assert len(texts) == 2
+    assert all(t.startswith("Error executing gemini-ask: gemini-ask was cancelled by gemini-cancel") for t in texts)
+
+
+async def test_models_lists_agy_ids_with_labels(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-models", {})
+    text = text_of(result)
+    assert "- gemini-3.1-pro-high — Gemini 3.1 Pro (High)" in text
+    assert "pro → gemini-3.1-pro-high" in text
+    assert "⚠️" not in text
+
+
+async def test_models_falls_back_to_the_built_in_list_with_a_notice(agy_relay: Relay) -> None:
+    install_fake_agy(agy_relay.base / "bin", agy_relay.base / "fake-agy.log", models_exit="1")
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-models", {})
+    assert text_of(result).startswith("⚠️ agy could not list its models")
+    assert "gemini-3.8-flash-high" in text_of(result)
+
+
+async def test_doctor_on_agy_shows_login_and_quota_levels(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-doctor", {})
+    text = text_of(result)
+    assert "### Login & Quota" in text
+    assert "Gemini Models: ok" in text
+    assert "Claude and GPT models: critical" in text
+    assert "Verdict: ✅ System Ready" in text
+    probes = [e["argv"] for e in agy_log(agy_relay) if e.get("event") == "start"]
+    assert ["--output-format", "json", "-p", "/usage"] in probes
+
+
+async def test_conversations_lists_agy_threads(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        first = await client.call_tool("gemini-ask", {"prompt": "remember the parrot"})
+        listing = await client.call_tool("gemini-conversations", {})
+    match = THREAD.search(text_of(first))
+    assert match is not None
+    assert match.group(1) in text_of(listing)
+
+
+async def test_help_is_agys_help(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-help", {})
+    assert "--output-format" in text_of(result) and "--conversation" in text_of(result)
+
+
+async def test_image_is_saved_inside_the_project_and_embedded(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool(
+            "gemini-image", {"prompt": "[[agy:image]] a red square", "outputPath": "art/square.png"}
+        )
+        escape = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "outputPath": "../out.png"})
+    text = text_of(result)
+    target = (agy_relay.project / "art" / "square.png").resolve()
+    assert not result.is_error, text
+    assert f"]({target.as_uri()})" in text and f"Saved to: {target}" in text
+    assert target.read_bytes().startswith(b"\x89PNG")
+    assert escape.is_error and not (agy_relay.base / "out.png").exists()
+
+
+async def test_with_the_backend_unset_agy_on_path_is_chosen_and_the_first_reply_says_so(relay: Relay) -> None:
+    bin_dir = relay.base / "bin"
+    install_fake_agy(bin_dir, relay.base / "fake-agy.log")
+    path = f"{bin_dir}:{relay.env['PATH']}"
+    async with relay.client(GEMINI_MCP_BACKEND=None, PATH=path) as client:
+        first = await client.call_tool("gemini-ping", {})
+        second = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert text_of(first).startswith("⚠️ Using the agy backend (Antigravity CLI at ")
+    assert text_of(first).endswith("\n\nPong!")
+    assert text_of(second).startswith("Gemini response:\nHello from fake agy!")
+
+
+async def test_with_the_backend_unset_and_no_agy_the_gemini_cli_is_used_and_said(relay: Relay) -> None:
+    async with relay.client(GEMINI_MCP_BACKEND=None) as client:
+        first = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert text_of(first).startswith("⚠️ Using the gemini backend (Gemini CLI) because GEMINI_MCP_BACKEND is unset")
+    assert "Hello from fake Gemini!" in text_of(first)
+
+
+async def test_an_explicit_agy_path_that_does_not_exist_stops_the_server_at_start(relay: Relay) -> None:
+    missing = str(relay.base / "no" / "agy")
+    env = {**relay.env, "AGY_CLI_PATH": missing, "GEMINI_MCP_BACKEND": "agy"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gemini_relay"], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
+    assert proc.returncode == 2
+    assert f"AGY_CLI_PATH='{missing}' is missing or not executable" in proc.stderr
+
+
+async def test_a_missing_agy_fails_calls_with_the_fix_but_serves_discovery(relay: Relay) -> None:
+    empty = Path(relay.base / "empty-bin")
+    empty.mkdir()
+    async with relay.client(GEMINI_MCP_BACKEND="agy", PATH=f"{empty}:/usr/bin:/bin") as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert len(tools) == 11
+    assert result.is_error and "agy (the Antigravity CLI) was not found on PATH" in text_of(result)
