@@ -6,6 +6,7 @@ Every test gets its own temporary home, project root and emulator, and is checke
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
@@ -68,6 +70,13 @@ class Relay:
 
     def stderr(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def logs(self) -> str:
+        """Everything the relay logged: the server's stderr plus every job supervisor's log."""
+        jobs = self.home / ".local" / "state" / "gemini-relay" / "jobs"
+        parts = [self.stderr()]
+        parts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(jobs.glob("*/supervisor.log"))]
+        return "\n".join(parts)
 
     def main_requests(self) -> list[LoggedRequest]:
         """The agent-turn requests the CLI sent (router and title calls excluded)."""
@@ -180,3 +189,24 @@ def agy_relay(relay: Relay) -> Relay:
     agy = install_fake_agy(relay.base / "bin", relay.base / "fake-agy.log")
     relay.env.update({"GEMINI_MCP_BACKEND": "agy", "AGY_CLI_PATH": str(agy)})
     return relay
+
+
+CHUNK_FOOTER = re.compile(r"\n\n---\nResponse chunk (\d+)/(\d+)\nCache key: ([0-9a-f]{8})\n")
+
+
+async def chunk_bodies(client: Client, first_text: str) -> list[str]:
+    """Every chunk of a reply without its footer, the rest fetched with gemini-fetch-chunk (an unchunked reply is
+    one body). The bodies concatenate to the whole reply."""
+    footer = CHUNK_FOOTER.search(first_text)
+    if footer is None:
+        return [first_text]
+    total, key = int(footer.group(2)), footer.group(3)
+    bodies = [first_text[: footer.start()]]
+    for index in range(2, total + 1):
+        result = await client.call_tool("gemini-fetch-chunk", {"cacheKey": key, "chunkIndex": index})
+        block = result.content[0]
+        assert isinstance(block, types.TextContent) and not result.is_error, block
+        found = CHUNK_FOOTER.search(block.text)
+        assert found is not None and int(found.group(1)) == index, block.text[-300:]
+        bodies.append(block.text[: found.start()])
+    return bodies

@@ -32,7 +32,7 @@ def test_defaults_with_an_empty_environment(tmp_path: Path) -> None:
     assert s.timeout_seconds == 45 * 60.0
     assert s.max_concurrent == 3
     assert s.progress_interval == 25.0
-    assert s.kill_grace == 5.0
+    assert s.kill_grace == 10.0
     assert s.project_root == tmp_path.resolve()
     assert s.test_tools is False
     assert s.env == {}
@@ -43,7 +43,7 @@ def test_the_documented_default_constants() -> None:
         45.0,
         3,
         25.0,
-        5.0,
+        10.0,
     )
 
 

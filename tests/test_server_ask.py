@@ -9,7 +9,7 @@ import pytest
 
 from gemini_relay.content.changemode import NO_EDITS_PREFIX
 from tests.fakes.fake_gemini_api import ECHO_PREFIX, UNICODE_TEXT, big_text
-from tests.harness import TEST_MODEL, Relay
+from tests.harness import TEST_MODEL, Relay, chunk_bodies
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -107,7 +107,8 @@ async def test_non_ascii_answers_arrive_intact(relay: Relay) -> None:
 async def test_a_large_answer_arrives_byte_exact(relay: Relay) -> None:
     async with relay.client() as client:
         result = await client.call_tool("gemini-ask", {"prompt": "[[fake:big:300]]"})
-    body = text_of(result).split("\n", 1)[1].rsplit("\n\n🧵", 1)[0]
+        whole = "".join(await chunk_bodies(client, text_of(result)))  # over 12,000 characters: chunked
+    body = whole.split("\n", 1)[1].rsplit("\n\n🧵", 1)[0]
     assert body == big_text(300)
 
 

@@ -136,7 +136,7 @@ async def test_no_prompt_or_file_bytes_reach_the_server_log(relay: Relay) -> Non
         ok = await client.call_tool("gemini-ask", {"prompt": "zebra-crossing-7731 about @secret.md"})
         failed = await client.call_tool("gemini-ask", {"prompt": "[[fake:error:500]] zebra-crossing-7731"})
     assert not ok.is_error and failed.is_error
-    log = relay.stderr()
+    log = relay.logs()
     assert "Tool gemini-ask(prompt=<" in log and "Spawning: gemini" in log
     assert "zebra-crossing-7731" not in log
     assert "4111-1111" not in log
@@ -164,7 +164,7 @@ async def test_a_stale_projects_lock_does_not_stall_the_next_run(relay: Relay) -
         result = await client.call_tool("gemini-ask", {"prompt": "hi"})
     assert not result.is_error
     # A kept lock would cost the CLI a 10 s stale wait; the relay removes it before spawning.
-    assert "Removed a stale Gemini CLI projects.json.lock" in relay.stderr()
+    assert "Removed a stale Gemini CLI projects.json.lock" in relay.logs()
 
 
 async def test_an_unreachable_api_is_reported_as_a_network_error(relay: Relay) -> None:

@@ -9,12 +9,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemini_relay.errors import ConfigError
+from gemini_relay.jobs.pacing import PacingPolicy
 from gemini_relay.jobs.vocabulary import BackendName, Toolset
 
 DEFAULT_TIMEOUT_MINUTES = 45.0
 DEFAULT_MAX_CONCURRENT = 3
 DEFAULT_PROGRESS_INTERVAL = 25.0
-DEFAULT_KILL_GRACE = 5.0
+DEFAULT_KILL_GRACE = 10.0  # SIGTERM -> SIGKILL: CLIs flush their session files on SIGTERM
+DEFAULT_JOB_TTL = 24 * 3600.0
+# Below the ~120 s at which common clients (Claude Code) abandon a tool call, so a still-running status arrives.
+DEFAULT_WAIT_CAP = 90.0
+DEFAULT_MIN_GAP_MS = 0.0
+DEFAULT_JITTER_MS = 200.0
+# Long enough to wait behind a typical run (keepalives keep the client alive meanwhile), short enough to fail with
+# a clear message around when clients configured as the README suggests (tool_timeout_sec = 600) give up anyway.
+DEFAULT_QUEUE_WAIT = 600.0
+# Per-backend fallback when GEMINI_FALLBACK_MODEL is unset. agy has none: its quota is one bucket per model group
+# (all Gemini models share it) and agy retries an exhausted quota itself until --print-timeout, so a second Gemini
+# model would fail the same way after spending the rest of the deadline.
+DEFAULT_FALLBACK_MODELS: dict[BackendName, str | None] = {
+    BackendName.GEMINI: "gemini-2.5-flash",
+    BackendName.AGY: None,
+    BackendName.API: "gemini-2.5-flash",
+}
+_DISABLED = ("none", "off")
 
 _BACKEND_ALIASES = {
     "agy": BackendName.AGY,
@@ -40,7 +58,14 @@ class Settings:
     test_tools: bool
     toolsets: frozenset[Toolset]
     image_dir: Path | None = None
+    state_dir: Path = field(default_factory=lambda: default_state_dir({}))
+    job_ttl_seconds: float = DEFAULT_JOB_TTL
+    wait_cap_seconds: float = DEFAULT_WAIT_CAP
     env: Mapping[str, str] = field(repr=False, default_factory=dict[str, str])
+    fallback_model: str | None = None  # GEMINI_FALLBACK_MODEL as given: None unset, "none" disables
+    min_gap_seconds: float = DEFAULT_MIN_GAP_MS / 1000
+    jitter_seconds: float = DEFAULT_JITTER_MS / 1000
+    queue_wait_seconds: float | None = DEFAULT_QUEUE_WAIT  # None: wait without limit
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> Settings:
@@ -64,8 +89,75 @@ class Settings:
             test_tools=bool(env.get("GEMINI_MCP_TEST_TOOLS")),
             toolsets=_toolsets(env.get("GEMINI_RELAY_TOOLSETS", "")),
             image_dir=Path(image_dir).expanduser() if (image_dir := _text(env, "GEMINI_RELAY_IMAGE_DIR")) else None,
+            state_dir=default_state_dir(env),
+            job_ttl_seconds=_duration(env, "GEMINI_RELAY_JOB_TTL", DEFAULT_JOB_TTL),
+            wait_cap_seconds=_duration(env, "GEMINI_RELAY_WAIT_CAP", DEFAULT_WAIT_CAP),
             env=env,
+            fallback_model=_text(env, "GEMINI_FALLBACK_MODEL"),
+            min_gap_seconds=_non_negative(env, "GEMINI_RELAY_MIN_GAP_MS", DEFAULT_MIN_GAP_MS) / 1000,
+            jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", DEFAULT_JITTER_MS) / 1000,
+            queue_wait_seconds=_queue_wait(env),
         )
+
+    def fallback_for(self, backend: BackendName) -> str | None:
+        """The model a capacity failure on `backend` is retried on, or None when fallback is off."""
+        raw = self.fallback_model
+        if raw is None:
+            return DEFAULT_FALLBACK_MODELS.get(backend)
+        return None if raw.lower() in _DISABLED else raw
+
+    def pacing(self) -> PacingPolicy:
+        """GEMINI_RELAY_MIN_GAP_MS, GEMINI_RELAY_JITTER_MS and GEMINI_RELAY_QUEUE_WAIT, for jobs.pacing.Pacer."""
+        return PacingPolicy(self.min_gap_seconds, self.jitter_seconds, self.queue_wait_seconds)
+
+
+def _non_negative(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number of milliseconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name}={raw!r} must be a finite number ≥ 0")
+    return value
+
+
+def _queue_wait(env: Mapping[str, str]) -> float | None:
+    raw = env.get("GEMINI_RELAY_QUEUE_WAIT", "").strip()
+    if raw.lower() in _DISABLED:
+        return None
+    return _positive(env, "GEMINI_RELAY_QUEUE_WAIT", DEFAULT_QUEUE_WAIT)
+
+
+def default_state_dir(env: Mapping[str, str]) -> Path:
+    """GEMINI_RELAY_STATE_DIR, else $XDG_STATE_HOME/gemini-relay, else ~/.local/state/gemini-relay."""
+    explicit = _text(env, "GEMINI_RELAY_STATE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = _text(env, "XDG_STATE_HOME")
+    home = Path(env.get("HOME") or Path.home()).expanduser()
+    return (Path(xdg).expanduser() if xdg else home / ".local" / "state") / "gemini-relay"
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(env: Mapping[str, str], name: str, default: float) -> float:
+    """Seconds, or a number with an s/m/h/d suffix (`90`, `90s`, `24h`)."""
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    unit = _UNITS.get(raw[-1])
+    number = raw[:-1] if unit is not None else raw
+    try:
+        value = float(number) * (unit or 1.0)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a duration (seconds, or a number with s/m/h/d)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name}={raw!r} must be a positive duration")
+    return value
 
 
 def _toolsets(raw: str) -> frozenset[Toolset]:

@@ -11,10 +11,28 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from gemini_relay.log import logger
+from gemini_relay.server import RelayServer
+from gemini_relay.tools.context import Deps
 
 
-async def serve_stdio(server: Server[Any], background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = ()) -> None:
-    """Serve until stdin closes or a signal arrives; `background` tasks (probe warm-ups) are cancelled then."""
+async def run_server(deps: Deps) -> None:
+    """The stdio server with its background work: probe warm-up, job upkeep, detached gemini-run followers."""
+    server = RelayServer(deps).build()
+    async with anyio.create_task_group() as background:
+        deps.background = background
+        await serve_stdio(server, [deps.warm_up, deps.maintain], deps.engine.runner.detach)
+        background.cancel_scope.cancel()  # followers of detached jobs stop; the jobs themselves run on
+
+
+async def serve_stdio(
+    server: Server[Any],
+    background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+    on_shutdown: Callable[[], None] = lambda: None,
+) -> None:
+    """Serve until stdin closes or a signal arrives; `background` tasks (probe warm-ups) are cancelled then.
+
+    `on_shutdown` runs before in-flight calls are cancelled, so durable jobs are detached rather than stopped.
+    """
     async with anyio.create_task_group() as tg:
         for task in background:
             tg.start_soon(task)
@@ -22,12 +40,53 @@ async def serve_stdio(server: Server[Any], background: Sequence[Callable[[], Cor
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
                 async for signum in signals:
-                    logger.info("Received %s; stopping runs and exiting", signal.Signals(signum).name)
+                    logger.info("Received %s; detaching jobs and exiting", signal.Signals(signum).name)
+                    on_shutdown()
                     tg.cancel_scope.cancel()
                     return
 
         tg.start_soon(stop_on_signal)
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            notifying = _EofNotifying(read_stream, on_shutdown)
+            await server.run(notifying, write_stream, server.create_initialization_options())
+        on_shutdown()
         # stdin closed: the client is gone.
         tg.cancel_scope.cancel()
+
+
+class _EofNotifying:
+    """A read stream that reports the client hanging up (stdin EOF) before in-flight calls are cancelled."""
+
+    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_eof = on_eof
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_eof()
+            raise
+
+    def __aiter__(self) -> _EofNotifying:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _EofNotifying:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(*exc)
+        return result

@@ -15,6 +15,8 @@ Requests are classified before a scenario is applied:
 - ``router`` / ``schema``: ``generationConfig.responseMimeType == "application/json"`` plus ``responseJsonSchema`` or
   ``responseSchema`` -> schema-shaped JSON (the router gets exactly :data:`ROUTER_ANSWER`, other schemas a generated
   instance);
+- ``web_search``: ``tools`` holds ``googleSearch`` (the CLI's google_web_search tool calling the model) -> a short
+  summary with ``groundingMetadata`` naming :data:`SEARCH_SOURCES` (the CLI appends them as ``Sources:``);
 - ``main``: the body carries ``tools`` (a CLI agent turn); ``plain``: anything else (google-genai calls).
 
 Only ``main`` and ``plain`` requests get scenarios. The scenario comes from, in order: a marker in the latest user text
@@ -42,6 +44,12 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``json:<JSON value>``: exactly that text in 2 chunks (the argument is parsed as one JSON value, so it may hold ``]]``)
 - ``history``: ``turns=<number of user contents without a functionResponse part>``
 - ``image``: a text part (:data:`IMAGE_TEXT`) and an ``inlineData`` image/png part holding :data:`TINY_PNG`
+- ``search:<query>`` [fake query]: ``functionCall google_web_search {"query": <query>}``; when the last content is a
+  ``functionResponse`` turn: :data:`SEARCH_ANSWER_TEXT` followed by ``Sources:`` and every URL in that response
+- ``json_turns:<JSON array>``: answer number n (n = user turns, see ``history``) is element n of the array, the last
+  one repeating; a string element is sent verbatim, anything else as JSON (first-bad-then-good repair turns)
+- ``quota_for:<model>`` / ``unavailable_for:<model>``: 429 RESOURCE_EXHAUSTED / 503 UNAVAILABLE when the request is for
+  ``<model>``, the default echo for any other model (a capacity failure that a fallback model escapes)
 
 Every successful answer ends with ``finishReason`` (``STOP`` unless the scenario says otherwise) and the fixed
 :data:`USAGE` (prompt 12, candidates 8, thoughts 3, total 23), whatever the text length.
@@ -79,6 +87,9 @@ __all__ = [
     "IMAGE_TEXT",
     "ROUTER_ANSWER",
     "SCENARIOS",
+    "SEARCH_ANSWER_TEXT",
+    "SEARCH_SOURCES",
+    "SEARCH_SUMMARY_TEXT",
     "SLOW_CHUNKS",
     "STALL_TEXT",
     "THOUGHT_ANSWER_TEXT",
@@ -119,6 +130,12 @@ STALL_TEXT: Final = "Partial answer before the stall"
 SLOW_CHUNKS: Final = (*(f"slow chunk {i} of 5. " for i in range(1, 5)), "slow chunk 5 of 5.")
 DEFAULT_SLOW_DELAY: Final = 0.5
 IMAGE_TEXT: Final = "Here is a tiny PNG."
+SEARCH_SOURCES: Final = (
+    ("Fake source one", "https://example.com/fake-source-1"),
+    ("Fake source two", "https://docs.example.org/guide/fake-source-2"),
+)
+SEARCH_SUMMARY_TEXT: Final = "Fake web results say the answer is 42."
+SEARCH_ANSWER_TEXT: Final = "Grounded answer: it is 42 [1][2]."
 UNICODE_TEXT: Final = (
     "Unicode round trip: caf\u00e9 na\u00efve \u2014 \u201cquotes\u201d\n"
     "Emoji: \U0001f44b\U0001f30d\U0001f680 \U0001f469\u200d\U0001f4bb \U0001f1ef\U0001f1f5 \U0001f44d\U0001f3fd\n"
@@ -131,6 +148,7 @@ UNICODE_TEXT: Final = (
 _TITLE_PROMPT = "Summarize the user's primary intent"
 _SESSION_CONTEXT = "<session_context>"
 _MARKER_START = re.compile(r"\[\[fake:([A-Za-z_]+)")
+_URL = re.compile(r"https?://[^\s()\\\"'<>\]]+")
 _API_PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+)(?::([A-Za-z]+))?$")
 _MODELS_PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/?$")
 _ECHO_FIRST_CHUNK = 20
@@ -329,11 +347,20 @@ def _response_schema(body: dict[str, Any]) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
+def _is_web_search(body: dict[str, Any]) -> bool:
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return False
+    return any(isinstance(t, dict) and "googleSearch" in t for t in tools)
+
+
 def _classify(body: Any) -> str:
     if not isinstance(body, dict):
         return "plain"
     if any(_TITLE_PROMPT in t for c in _user_contents(body) for t in _prompt_texts(c)):
         return "title"
+    if _is_web_search(body):
+        return "web_search"
     schema = _response_schema(body)
     if schema is not None:
         props = schema.get("properties")
@@ -611,6 +638,51 @@ def _plan_image(ctx: _Ctx) -> _Plan:
     return _Plan(chunks=(ctx.answer.chunk([{"text": IMAGE_TEXT}]), ctx.answer.chunk([image], "STOP")))
 
 
+@_scenario("search")
+def _plan_search(ctx: _Ctx) -> _Plan:
+    """The model searches the web once, then answers citing the URLs the search returned."""
+    if _last_is_function_response(ctx.body):
+        urls = list(dict.fromkeys(_URL.findall(json.dumps(ctx.body["contents"][-1], ensure_ascii=False))))
+        return ctx.answer.texts([SEARCH_ANSWER_TEXT + "\n\nSources:\n" + "\n".join(f"- {u}" for u in urls)])
+    call = {"functionCall": {"name": "google_web_search", "args": {"query": ctx.arg or "fake query"}}}
+    return _Plan(chunks=(ctx.answer.chunk([call], "STOP"),))
+
+
+@_scenario("json_turns")
+def _plan_json_turns(ctx: _Ctx) -> _Plan:
+    try:
+        answers = json.loads(ctx.arg or "")
+    except ValueError:
+        raise ScenarioError(f"json_turns needs a JSON array, got {ctx.arg!r}") from None
+    if not isinstance(answers, list) or not answers:
+        raise ScenarioError("json_turns needs a non-empty JSON array")
+    turns = sum(1 for c in _user_contents(ctx.body) if not _is_function_response(c))
+    chosen = answers[min(max(turns, 1), len(answers)) - 1]
+    return ctx.answer.texts([chosen if isinstance(chosen, str) else json.dumps(chosen, ensure_ascii=False)])
+
+
+@_scenario("quota_for")
+def _plan_quota_for(ctx: _Ctx) -> _Plan:
+    return ctx.error(429) if ctx.answer.model == ctx.arg else _echo_plan(ctx.body, ctx.answer)
+
+
+@_scenario("unavailable_for")
+def _plan_unavailable_for(ctx: _Ctx) -> _Plan:
+    return ctx.error(503) if ctx.answer.model == ctx.arg else _echo_plan(ctx.body, ctx.answer)
+
+
+def _web_search_plan(answer: _Answer) -> _Plan:
+    """What the search-grounded model call returns: a summary, its sources and which text they support."""
+    grounding = {
+        "groundingChunks": [{"web": {"uri": uri, "title": title}} for title, uri in SEARCH_SOURCES],
+        "groundingSupports": [
+            {"segment": {"startIndex": 0, "endIndex": len(SEARCH_SUMMARY_TEXT)}, "groundingChunkIndices": [0, 1]}
+        ],
+    }
+    text = answer.chunk([{"text": SEARCH_SUMMARY_TEXT}], "STOP", {"groundingMetadata": grounding})
+    return _Plan(chunks=(text,))
+
+
 SCENARIOS: Final = frozenset(_PLANNERS)
 """The scenario names (the contract for ``[[fake:<name>]]`` markers and ``/_control``)."""
 
@@ -747,6 +819,10 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "title":
             self._log(kind, body, model=model)
             self._send_plan(answer.texts([TITLE_TEXT]), stream)
+            return
+        if kind == "web_search":
+            self._log(kind, body, model=model)
+            self._send_plan(_web_search_plan(answer), stream)
             return
         if kind in ("router", "schema"):
             self._log(kind, body, model=model)

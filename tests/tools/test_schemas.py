@@ -12,14 +12,19 @@ from gemini_relay.tools import schemas
 from gemini_relay.tools.schemas import (
     AskInput,
     BrainstormInput,
+    CancelJobInput,
     ConversationsInput,
     EmptyInput,
     FetchChunkInput,
     ImageInput,
+    JobsInput,
     PingInput,
     PlanInput,
+    RunInput,
+    StatusInput,
     TimeoutTestInput,
     ToolInput,
+    WaitInput,
     wire_schema,
 )
 
@@ -33,6 +38,11 @@ MODELS: list[type[ToolInput]] = [
     ConversationsInput,
     PingInput,
     TimeoutTestInput,
+    RunInput,
+    StatusInput,
+    WaitInput,
+    JobsInput,
+    CancelJobInput,
 ]
 # One valid argument set per model, with only the required arguments.
 MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
@@ -44,6 +54,11 @@ MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
     FetchChunkInput: {"cacheKey": "0123abcd", "chunkIndex": 1},
     ConversationsInput: {},
     PingInput: {},
+    RunInput: {"prompt": "p"},
+    StatusInput: {"jobId": "j1"},
+    WaitInput: {"jobId": "j1"},
+    JobsInput: {},
+    CancelJobInput: {},
     TimeoutTestInput: {"duration": 10},
 }
 

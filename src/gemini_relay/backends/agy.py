@@ -168,6 +168,10 @@ class AgyBackend:
         await self.version(binary)
         return await self._usage.read(binary, self.env(), self._cwd())
 
+    def cached_usage(self) -> UsageReading | None:
+        """The last /usage reading of this process, without probing (the quota guard fails open on None)."""
+        return self._usage.cached()
+
     async def conversations(self, limit: int, cwd: Path | None = None) -> ConversationListing:
         state = self.state_dir()
         return await anyio.to_thread.run_sync(lambda: list_conversations(state, limit, cwd=cwd))

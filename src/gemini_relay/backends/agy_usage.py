@@ -151,6 +151,11 @@ class UsageProbe:
         self._last: UsageReading | None = None
         self._disabled: str | None = None
 
+    def cached(self) -> UsageReading | None:
+        """The last successful reading, whatever its age; None when there is none (callers then fail open)."""
+        last = self._last
+        return last if last is not None and last.ok else None
+
     async def read(self, binary: Path, env: Mapping[str, str], cwd: Path) -> UsageReading:
         async with self._lock:
             if self._disabled is not None:

@@ -129,5 +129,5 @@ def _session(inv: Invocation, spec: RunSpec, have: frozenset[str]) -> None:
         inv.session_id = spec.conversation_id
     elif "--session-id" in have:
         # Naming the session up front makes the conversation id known before the first event arrives.
-        inv.session_id = str(uuid.uuid4())
+        inv.session_id = spec.session_id or str(uuid.uuid4())
         inv.argv += ["--session-id", inv.session_id]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -55,21 +58,58 @@ def parse_flags(help_text: str) -> frozenset[str]:
 
 
 class ProbeCache:
-    """One `--help` and one `--version` per resolved binary per process; concurrent askers share one probe."""
+    """One `--help` and one `--version` per resolved binary; concurrent askers share one probe.
 
-    def __init__(self) -> None:
+    With `persist_dir`, successful results are also kept on disk keyed by the binary's path, size and mtime, so
+    job supervisors (one process per run) do not pay a ~1.5 s `--help` each; an upgraded binary has a new key.
+    """
+
+    def __init__(self, persist_dir: Path | None = None) -> None:
         self._results: dict[tuple[str, str], ProbeResult] = {}
         self._locks: dict[tuple[str, str], anyio.Lock] = {}
+        self._persist_dir = persist_dir
 
     async def get(self, binary: Path, arg: str, env: Mapping[str, str], cwd: Path) -> ProbeResult:
         key = (str(binary), arg)
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
-            cached = self._results.get(key)
+            cached = self._results.get(key) or self._load(binary, arg)
             if cached is not None:
+                self._results[key] = cached
                 return cached
             result = await run_probe([str(binary), arg], env, cwd)
             if result.ok:
                 # Only success is cached: a binary fixed or installed later is picked up.
                 self._results[key] = result
+                self._save(binary, arg, result)
             return result
+
+    def _file(self, binary: Path, arg: str) -> Path | None:
+        if self._persist_dir is None:
+            return None
+        try:
+            st = binary.stat()
+        except OSError:
+            return None
+        ident = f"{binary}\0{st.st_size}\0{st.st_mtime_ns}\0{arg}".encode()
+        return self._persist_dir / f"{hashlib.sha256(ident).hexdigest()[:32]}.json"
+
+    def _load(self, binary: Path, arg: str) -> ProbeResult | None:
+        path = self._file(binary, arg)
+        if path is None:
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return ProbeResult(ok=True, text=str(data["text"]), returncode=int(data["returncode"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _save(self, binary: Path, arg: str, result: ProbeResult) -> None:
+        path = self._file(binary, arg)
+        if path is None:
+            return
+        with contextlib.suppress(OSError):  # the cache is an optimisation; a read-only dir just means no cache
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"text": result.text, "returncode": result.returncode}), encoding="utf-8")
+            tmp.replace(path)

@@ -15,6 +15,8 @@ import anyio
 from gemini_relay.backends.base import Backend
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.models import RunOutcome, RunRecord, RunSpec
+from gemini_relay.jobs.pacing import Pacer, PacingPolicy
+from gemini_relay.jobs.runners import InlineRunner, JobOptions, Runner
 from gemini_relay.jobs.vocabulary import BackendName, RunState
 from gemini_relay.log import logger
 
@@ -27,8 +29,17 @@ class _Active:
 
 
 class RunEngine:
-    def __init__(self, backends: Mapping[BackendName, Backend], *, max_concurrent: int) -> None:
+    def __init__(
+        self,
+        backends: Mapping[BackendName, Backend],
+        *,
+        max_concurrent: int,
+        runner: Runner | None = None,
+        pacing: PacingPolicy | None = None,
+    ) -> None:
         self._backends = dict(backends)
+        self.runner: Runner = runner or InlineRunner()
+        self._pacers = {name: Pacer(pacing or PacingPolicy(), backend=name.value) for name in self._backends}
         self._limiters = {
             name: anyio.Semaphore(backend.max_concurrent or max_concurrent, fast_acquire=False)
             for name, backend in self._backends.items()
@@ -38,10 +49,15 @@ class RunEngine:
     def backend(self, name: BackendName) -> Backend:
         return self._backends[name]
 
-    def new_record(self, spec: RunSpec, backend: BackendName) -> RunRecord:
+    def new_record(self, spec: RunSpec, backend: BackendName, options: JobOptions | None = None) -> RunRecord:
+        """A record registered with the runner (persisted as a job when runs are durable).
+
+        Raises:
+            JobConflict: an idempotency key names another request, or the conversation is busy.
+        """
         if backend not in self._backends:
             raise BackendUnavailable(f"The {backend.value} backend is not available in this server")
-        return RunRecord(spec=spec, backend=backend)
+        return self.runner.create(RunRecord(spec=spec, backend=backend), options or JobOptions())
 
     @property
     def active(self) -> list[RunRecord]:
@@ -57,21 +73,22 @@ class RunEngine:
         backend = self._backends[record.backend]
         active = _Active(record, anyio.CancelScope())
         self._active[record.run_id] = active
+        started = False
         try:
             with active.scope:
-                async with self._limiters[record.backend]:
+                async with self._pacers[record.backend].admit(self._limiters[record.backend], tool=record.spec.tool):
+                    started = True
                     record.state = RunState.STARTING
                     record.started_at = time.monotonic()
                     timeout = record.spec.timeout_seconds
-                    with anyio.move_on_after(timeout) as deadline:
-                        await backend.run(record)
+                    with anyio.move_on_after(timeout + self.runner.deadline_margin) as deadline:
+                        outcome = await self.runner.run(record, backend)
                     if deadline.cancelled_caught:
                         raise RunTimedOut(backend.command, timeout, partial_text=record.text)
             if active.scope.cancelled_caught:
                 raise RunCancelled(
                     active.cancel_message or f"{record.spec.tool} was cancelled", partial_text=record.text
                 )
-            _note_run_findings(record)
             record.state = RunState.DONE
         except RunFailed as exc:
             if not exc.partial_text:
@@ -88,25 +105,15 @@ class RunEngine:
             record.state = RunState.CANCELLED
             raise
         finally:
+            if not started:
+                # Refused or cancelled while queued: a durable runner must not leave the job for adoption.
+                self.runner.abandon(record)
             record.ended_at = time.monotonic()
             del self._active[record.run_id]
             logger.info(
                 "Run %s on %s ended %s after %.1fs", record.run_id, record.backend.value, record.state, record.elapsed
             )
-        finished = record.finished
-        return RunOutcome(
-            run_id=record.run_id,
-            text=record.text,
-            conversation_id=record.session_id,
-            model=record.model,
-            usage=finished.usage if finished else None,
-            notices=tuple(record.notices),
-            status=finished.status if finished else "SUCCESS",
-            num_turns=finished.num_turns if finished else None,
-            structured_output=finished.structured_output if finished else None,
-            has_structured_output=finished.has_structured_output if finished else False,
-            partial=record.partial,
-        )
+        return outcome
 
     def cancel_all(self, message_for: str) -> int:
         """Stop every queued or running run; each fails with `<tool> <message_for>`. Returns how many."""
@@ -118,12 +125,3 @@ class RunEngine:
             active.scope.cancel()
             count += 1
         return count
-
-
-def _note_run_findings(record: RunRecord) -> None:
-    """What a successful run still needs to tell the caller: refused tool actions, a non-SUCCESS status."""
-    if record.denied_actions:
-        record.note(f"The agent was refused these tool action(s): {', '.join(dict.fromkeys(record.denied_actions))}")
-    finished = record.finished
-    if finished is not None and finished.status not in ("SUCCESS", ""):
-        record.note(f"The run finished with status {finished.status}.")

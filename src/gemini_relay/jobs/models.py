@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ class RunSpec:
     json_schema: dict[str, Any] | None = None
     add_dirs: tuple[Path, ...] = ()
     conversation_id: str | None = None
+    session_id: str | None = None  # a fresh run's id chosen up front, for backends that accept one (Gemini CLI)
     agent: str | None = None
     allow_slash_commands: bool = False
     skip_permissions: bool = False
@@ -67,7 +69,9 @@ class RunRecord:
     finished: Finished | None = None
     failure: FailureReason | None = None
     error: str | None = None
+    reused_job: bool = False  # an idempotency key matched an existing job: run_id names that job
     partial: bool = False  # the backend says the text is incomplete even though the run counts as done
+    listener: Callable[[AgentEvent], None] | None = field(default=None, repr=False)  # e.g. a job-store mirror
     _chunks: list[str] = field(default_factory=list[str])
     _tail: str = ""
     _tool_names: dict[str, str] = field(default_factory=dict[str, str])
@@ -95,6 +99,8 @@ class RunRecord:
                 if event.session_id:
                     self.session_id = event.session_id
                 self.denied_actions.extend(a for a in event.denied_actions if a not in self.denied_actions)
+        if self.listener is not None:
+            self.listener(event)
 
     def note(self, notice: str) -> None:
         if notice not in self.notices:

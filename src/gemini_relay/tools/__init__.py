@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from gemini_relay.jobs.vocabulary import Toolset
-from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, doctor, image, plan
+from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, doctor, image, jobs, plan, review, structured
 from gemini_relay.tools.context import ToolDef
 from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName
+from gemini_relay.tools.review_schemas import AssessInput, ReviewInput, SearchInput, StructuredInput
 from gemini_relay.tools.schemas import (
     AskInput,
     BrainstormInput,
+    CancelJobInput,
     ConversationsInput,
     EmptyInput,
     FetchChunkInput,
     ImageInput,
+    JobsInput,
     PingInput,
     PlanInput,
+    RunInput,
+    StatusInput,
     TimeoutTestInput,
+    WaitInput,
 )
 
 _DEFS = {
@@ -142,15 +148,121 @@ _DEFS = {
         open_world=False,
         prompt_description="Test the keepalive system with a long operation.",
     ),
+    # review toolset
+    ToolName.ASSESS: ToolDef(
+        ToolName.ASSESS,
+        "Size up a diff before reviewing it, in well under a second and without a model call: runs git locally and "
+        "returns the diff stats, changed files, complexity (trivial/moderate/complex), kind (empty/code/mixed/"
+        "non-code/generated), guidance, and each gemini-review depth with its estimated wall time. Uncommitted "
+        "work by default, or base...HEAD.",
+        AssessInput,
+        review.assess,
+        read_only=True,
+        idempotent=True,
+        open_world=False,
+        prompt_description="Assess a git diff and recommend a review depth.",
+    ),
+    ToolName.REVIEW: ToolDef(
+        ToolName.REVIEW,
+        "Code review of a git diff by Gemini, read-only, at a chosen depth: 'scan' (the diff only, ~30 s), "
+        "'focused' (the diff plus the changed files), 'deep' (agentic: follows imports and tests, reads AGENTS.md/"
+        "GEMINI.md; the default). Timeouts scale with depth and changed files; a timed-out review returns its "
+        "partial findings. Uncommitted work by default, or base...HEAD. Use gemini-assess first to pick a depth.",
+        ReviewInput,
+        review.review,
+        read_only=True,
+        prompt_description="Review uncommitted changes or a branch diff with Gemini.",
+    ),
+    ToolName.SEARCH: ToolDef(
+        ToolName.SEARCH,
+        "Answer a question from a live web search (the Gemini CLI's google_web_search; agy's own search), with "
+        "the source URLs listed. Read-only.",
+        SearchInput,
+        review.search,
+        read_only=True,
+        prompt_description="Research a question on the web with Gemini and cite the sources.",
+    ),
+    ToolName.STRUCTURED: ToolDef(
+        ToolName.STRUCTURED,
+        "Get JSON that satisfies a JSON Schema: the schema is checked first, the answer is validated (formats "
+        "included), one repair turn fixes an invalid answer, and a still-invalid answer is an error listing the "
+        "problems. Optional text files go along. Read-only; the reply is the JSON alone.",
+        StructuredInput,
+        structured.structured,
+        read_only=True,
+        prompt_description="Generate JSON that validates against a schema.",
+    ),
 }
+
+
+_JOB_DEFS = {
+    ToolName.RUN: ToolDef(
+        ToolName.RUN,
+        "Start a Gemini run as a durable job and answer at once with its jobId (and the conversationId when the "
+        "backend names it within ~2 s). The job survives client timeouts, this server exiting and crashes; collect "
+        "it with gemini-wait or gemini-status. Takes every gemini-ask option plus idempotencyKey and priority.",
+        RunInput,
+        jobs.run,
+        read_only=False,
+        destructive=True,
+        prompt_description="Start a long Gemini run in the background.",
+    ),
+    ToolName.STATUS: ToolDef(
+        ToolName.STATUS,
+        "A job's state (queued, starting, running, done, failed, cancelled), elapsed time, and when finished its "
+        "result, error, failure_reason, partial flag, recovery note, retryable, error_id, conversationId, model, "
+        "usage and turns. Never blocks.",
+        StatusInput,
+        jobs.status,
+        read_only=True,
+        idempotent=True,
+        open_world=False,
+        prompt_description="Check a Gemini job.",
+    ),
+    ToolName.WAIT: ToolDef(
+        ToolName.WAIT,
+        "Block until a job finishes or `wait` seconds pass (default and cap 90 s, below common client timeouts), "
+        "sending progress meanwhile; returns the same fields as gemini-status.",
+        WaitInput,
+        jobs.wait,
+        read_only=True,
+        idempotent=True,
+        open_world=False,
+        prompt_description="Wait for a Gemini job to finish.",
+    ),
+    ToolName.JOBS: ToolDef(
+        ToolName.JOBS,
+        "Recent jobs of every server sharing the state dir, newest first, including those whose client went away.",
+        JobsInput,
+        jobs.jobs,
+        read_only=True,
+        idempotent=True,
+        open_world=False,
+        prompt_description="List recent Gemini jobs.",
+    ),
+}
+_CANCEL_JOBS = ToolDef(
+    ToolName.CANCEL,
+    "Stop Gemini runs: with jobId, that job (SIGTERM to its process group, a grace, then SIGKILL); without, every "
+    "run in flight, each of which fails with 'was cancelled by gemini-cancel'.",
+    CancelJobInput,
+    jobs.cancel,
+    read_only=False,
+    destructive=True,
+    open_world=False,
+    prompt_description="Cancel running Gemini calls or one job.",
+)
 
 
 def registry(*, test_tools: bool, toolsets: frozenset[Toolset] = frozenset()) -> list[ToolDef]:
     """The default eleven in registry order, then each enabled toolset's tools, then the test-only tool."""
+    defs = {**_DEFS, **_JOB_DEFS}
+    if Toolset.JOBS in toolsets:
+        defs[ToolName.CANCEL] = _CANCEL_JOBS  # gains an optional jobId
     names = list(DEFAULT_TOOLS)
     for toolset in Toolset:
         if toolset in toolsets:
-            names += [n for n in TOOLSET_TOOLS[toolset] if n in _DEFS]
+            names += [n for n in TOOLSET_TOOLS[toolset] if n in defs]
     if test_tools:
         names.append(ToolName.TIMEOUT_TEST)
-    return [_DEFS[name] for name in names]
+    return [defs[name] for name in names]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from gemini_relay.content.changemode import (
     CHANGEMODE_CHUNK_KIND,
     changemode_footer,
@@ -13,14 +11,17 @@ from gemini_relay.content.changemode import (
     render_edits,
     wrap_changemode,
 )
+from gemini_relay.content.guardrail import WriteCheck
+from gemini_relay.content.review import length_limit
 from gemini_relay.errors import InputError
-from gemini_relay.format import gemini_reply, with_notices
+from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.jobs.models import RunOutcome
 from gemini_relay.tools.chunks import cached_chunk
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.runner import PromptRequest, run_prompt
+from gemini_relay.tools.runner import PromptRequest, paginate, parse_schema, run_prompt
 from gemini_relay.tools.schemas import AskInput
+from gemini_relay.tools.structured import run_structured
 
 
 async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
@@ -28,47 +29,51 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
     if args.chunk_cache_key is not None:
         # Paging an earlier reply: no model turn.
         return Reply(cached_chunk(deps.chunks, args.chunk_cache_key, index or 1))
-    prompt = wrap_changemode(args.prompt) if args.change_mode else args.prompt
-    result = await run_prompt(
-        deps,
-        call,
-        PromptRequest(
-            tool=call.tool,
-            prompt=prompt,
-            model=args.model,
-            effort=args.effort,
-            mode=args.mode,
-            json_schema=args.json_schema,
-            add_dirs=args.add_dirs,
-            conversation_id=args.conversation_id,
-            agent=args.agent,
-            allow_slash_commands=args.allow_slash_commands,
-            skip_permissions=args.skip_permissions,
-            sandbox=args.sandbox,
-            explicit=frozenset(args.model_fields_set),
-        ),
+    schema = parse_schema(args.json_schema)  # checked before anything runs
+    if schema is not None and args.change_mode:
+        raise InputError("changeMode and jsonSchema cannot be combined: changeMode answers are edit blocks, not JSON")
+    prompt = args.prompt
+    if args.max_response_length is not None and schema is None:
+        prompt += "\n\n" + length_limit(args.max_response_length)  # soft: an instruction, never a truncation
+    request = PromptRequest(
+        tool=call.tool,
+        prompt=wrap_changemode(prompt) if args.change_mode else prompt,
+        model=args.model,
+        effort=args.effort,
+        mode=args.mode,
+        add_dirs=args.add_dirs,
+        conversation_id=args.conversation_id,
+        agent=args.agent,
+        allow_slash_commands=args.allow_slash_commands,
+        skip_permissions=args.skip_permissions,
+        sandbox=args.sandbox,
+        explicit=frozenset(args.model_fields_set),
+        guard_writes=args.change_mode,
     )
+    if schema is not None:
+        answer = await run_structured(deps, call, request, schema)
+        notices = answer.notices
+        if args.max_response_length is not None:
+            notices += ("maxResponseLength does not apply to a jsonSchema answer; it was ignored.",)
+        return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{answer.text}"))
+    result = await run_prompt(deps, call, request)
     outcome = result.outcome
     if args.change_mode:
-        return _changemode_reply(deps, outcome, result.notices, index)
-    structured = args.json_schema is not None
-    return Reply(
-        gemini_reply(
-            _answer_text(outcome, structured),
-            notices=result.notices,
-            conversation_id=None if structured else outcome.conversation_id,
-            usage=outcome.usage if args.include_usage and not structured else None,
-        )
+        return _changemode_reply(deps, outcome, result.notices, index, result.writes)
+    text = gemini_reply(
+        outcome.text,
+        notices=result.notices,
+        conversation_id=outcome.conversation_id,
+        usage=outcome.usage if args.include_usage else None,
     )
+    return paginate(deps, text)
 
 
-def _answer_text(outcome: RunOutcome, structured: bool) -> str:
-    if structured and outcome.has_structured_output:
-        return json.dumps(outcome.structured_output, ensure_ascii=False, indent=2)
-    return outcome.text
-
-
-def _changemode_reply(deps: Deps, outcome: RunOutcome, notices: tuple[str, ...], index: int | None) -> Reply:
+def _changemode_reply(
+    deps: Deps, outcome: RunOutcome, notices: tuple[str, ...], index: int | None, writes: WriteCheck | None
+) -> Reply:
+    if writes is not None and not writes.clean:
+        return _withheld(outcome, notices, writes)
     edits = parse_edits(outcome.text, deps.settings.project_root)
     if not edits:
         return Reply(with_notices(notices, no_edits_text(outcome.text)))
@@ -80,6 +85,17 @@ def _changemode_reply(deps: Deps, outcome: RunOutcome, notices: tuple[str, ...],
     if key is not None:
         meta.update(chunked=True, chunkCacheKey=key, chunkIndex=chosen, totalChunks=len(bodies))
     return Reply(with_notices(notices, text), meta)
+
+
+def _withheld(outcome: RunOutcome, notices: tuple[str, ...], writes: WriteCheck) -> Reply:
+    """The agent wrote to the tree (or that could not be ruled out): its edits may be half-applied already."""
+    warning = f"{writes.describe()}. Its edits were withheld: they may already be (partly) applied."
+    body = (
+        "changeMode edits withheld. Check `git status` / `git diff` for what the agent changed before applying "
+        "anything.\n\n[Gemini's answer, for reference only]\n" + outcome.text
+    )
+    meta = {"appliedWrites": writes.error is None, "changedFiles": list(writes.changed)}
+    return Reply(with_notices((warning, *notices), body), meta)
 
 
 def _chunk_index(raw: int | str | None) -> int | None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
 from gemini_relay.backends.agy import AgyBackend
@@ -16,6 +18,9 @@ from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.maintenance import SWEEP_INTERVAL, orphaned_queued, sweep
+from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.supervised import SupervisedRunner
 from gemini_relay.jobs.vocabulary import BackendName
 from gemini_relay.log import logger
 from gemini_relay.tools.names import ToolName
@@ -29,7 +34,35 @@ class Deps:
     gemini: GeminiCliBackend
     agy: AgyBackend
     selector: BackendSelector
+    jobs: SupervisedRunner | None = None
     chunks: ChunkCache = field(default_factory=ChunkCache)
+    background: TaskGroup | None = None  # owned by the transport: gemini-run jobs and adopted jobs run here
+
+    async def maintain(self) -> None:
+        """Sweep expired jobs and adopt queued jobs of dead servers, at start and then periodically."""
+        runner = self.jobs
+        if runner is None:
+            return
+        while True:
+            await anyio.to_thread.run_sync(sweep, runner.store, self.settings.job_ttl_seconds)
+            for job_id in await anyio.to_thread.run_sync(orphaned_queued, runner.store):
+                self.adopt(job_id)
+            await anyio.sleep(SWEEP_INTERVAL)
+
+    def adopt(self, job_id: str) -> None:
+        """Run a queued job whose server died before starting it; nobody waits, gemini-status collects it."""
+        assert self.jobs is not None and self.background is not None
+        record = self.jobs.adopt(job_id)
+        if record is None:
+            return
+        logger.info("Adopting queued job %s of a server that is gone", job_id)
+        self.background.start_soon(self.run_detached, record)
+
+    async def run_detached(self, record: RunRecord) -> None:
+        try:
+            await self.engine.execute(record)
+        except RelayError as exc:  # recorded in the job; the caller collects it with gemini-status
+            logger.info("Job %s ended: %s", record.run_id, exc)
 
     async def warm_up(self) -> None:
         """Probe the active backend in the background, so the first call does not pay for `--help`."""

@@ -9,7 +9,7 @@ import mcp_types as types
 from gemini_relay.tools.context import ToolDef
 from gemini_relay.tools.schemas import wire_schema
 
-_FIRST = ("prompt", "task", "cacheKey")
+_FIRST = ("prompt", "task", "query", "cacheKey", "jobId")
 
 
 def prompts_for(tools: list[ToolDef]) -> list[types.Prompt]:

@@ -1,16 +1,29 @@
-"""The shared path of every prompt-running tool: inline `@` references, build the RunSpec, run it on the engine."""
+"""The shared path of every prompt-running tool: inline `@` references, build the RunSpec, run it on the engine.
+
+Around the run: a capacity failure is retried once on the backend's fallback model while the deadline allows it,
+the working tree can be checked for writes (the changeMode guardrail), and long answers are paged into chunks.
+"""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gemini_relay.backends.capacity import CapacityFailure, capacity_of
+from gemini_relay.content.chunking import CHUNK_SIZE, CHUNK_THRESHOLD, chunk_footer, split_text
+from gemini_relay.content.git_diff import GitError, git_env
+from gemini_relay.content.guardrail import Snapshot, WriteCheck, compare, take_snapshot
 from gemini_relay.content.inline import InlineResult, inline_references
-from gemini_relay.errors import InputError
+from gemini_relay.content.structured import load_schema
+from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.models import RunOutcome, RunRecord, RunSpec
-from gemini_relay.tools.context import Deps
+from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.log import logger
+from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
+
+TEXT_CHUNK_KIND = "text"  # ChunkCache kind of paged answers (fetch-chunk renders the generic footer)
+MIN_FALLBACK_SECONDS = 10.0  # a retry with less of the original deadline left could not finish a CLI start
 
 
 @dataclass
@@ -28,6 +41,10 @@ class PromptRequest:
     skip_permissions: bool = False
     sandbox: bool = False
     explicit: frozenset[str] = field(default_factory=frozenset[str])
+    timeout_seconds: float | None = None  # None: GEMINI_MCP_TIMEOUT
+    inline: bool = True  # expand `@` references (off for text that is not the user's prose, such as a diff)
+    fallback: bool = True  # retry a capacity failure once on GEMINI_FALLBACK_MODEL
+    guard_writes: bool = False  # snapshot the git working tree before and after (PromptResult.writes)
 
 
 @dataclass(frozen=True)
@@ -35,17 +52,20 @@ class PromptResult:
     outcome: RunOutcome
     notices: tuple[str, ...]  # the server's own notices first, then the run's
     record: RunRecord
+    writes: WriteCheck | None = None  # None: not asked for, or the project is not a git working tree
+    fallback_model: str | None = None  # set when the fallback model gave this answer
 
 
 async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> PromptResult:
     """Raises InputError before anything is spawned; RunFailed and BackendUnavailable from the run."""
     schema = parse_schema(request.json_schema)
-    inlined = inline_references(request.prompt, deps.settings.project_root)
+    root = deps.settings.project_root
+    inlined = inline_references(request.prompt, root) if request.inline else None
     selection = deps.selection()
     spec = RunSpec(
         tool=request.tool,
-        prompt=inlined.text,
-        cwd=deps.settings.project_root,
+        prompt=inlined.text if inlined is not None else request.prompt,
+        cwd=root,
         model=request.model,
         effort=request.effort,
         mode=request.mode,
@@ -56,27 +76,113 @@ async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> 
         allow_slash_commands=request.allow_slash_commands,
         skip_permissions=request.skip_permissions,
         sandbox=request.sandbox,
-        timeout_seconds=deps.settings.timeout_seconds,
+        timeout_seconds=request.timeout_seconds or deps.settings.timeout_seconds,
         explicit=request.explicit,
     )
-    record = deps.engine.new_record(spec, selection.backend)
+    before = await _snapshot(deps) if request.guard_writes else None
+    record, outcome, fallback = await _execute(deps, call, spec, selection.backend, request.fallback)
+    own = inline_notices(inlined) if inlined is not None else []
+    if fallback is not None:
+        own.append(fallback.notice)
+    writes = await _check_writes(deps, before) if request.guard_writes else None
+    return PromptResult(
+        outcome, tuple(own) + outcome.notices, record, writes, fallback.model if fallback is not None else None
+    )
+
+
+@dataclass(frozen=True)
+class _Fallback:
+    model: str
+    notice: str
+
+
+async def _execute(
+    deps: Deps, call: CallProgress, spec: RunSpec, backend: BackendName, allow_fallback: bool
+) -> tuple[RunRecord, RunOutcome, _Fallback | None]:
+    record = deps.engine.new_record(spec, backend)
     call.watch(record)
-    outcome = await deps.engine.execute(record)
-    return PromptResult(outcome, tuple(inline_notices(inlined)) + outcome.notices, record)
-
-
-def parse_schema(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    if isinstance(raw, dict):
-        return raw
     try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise InputError(f"jsonSchema is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise InputError("jsonSchema must be a JSON object")
-    return value
+        return record, await deps.engine.execute(record), None
+    except RunFailed as exc:
+        plan = _fallback_plan(deps, record, exc) if allow_fallback else None
+        if plan is None:
+            raise
+        model, remaining, capacity = plan
+    failed = record.model or spec.model or "the default model"  # the CLI reports the model it really used
+    logger.info("Run %s hit a capacity limit (%s); retrying once on %s", record.run_id, capacity.kind, model)
+    retry = deps.engine.new_record(replace(spec, model=model, timeout_seconds=remaining), backend)
+    call.watch(retry)
+    try:
+        outcome = await deps.engine.execute(retry)
+    except RunFailed as exc:
+        exc.recovery = " ".join(
+            filter(
+                None,
+                [
+                    exc.recovery,
+                    f"(This was the fallback model {model}, tried after {failed} hit a "
+                    f"capacity limit: {capacity.describe()}.)",
+                ],
+            )
+        )
+        raise
+    notice = (
+        f"{model} answered: {failed} hit a capacity limit ({capacity.describe()}), so the call was retried once "
+        "on the fallback model (GEMINI_FALLBACK_MODEL)."
+    )
+    return retry, outcome, _Fallback(model, notice)
+
+
+def _fallback_plan(deps: Deps, record: RunRecord, exc: RunFailed) -> tuple[str, float, CapacityFailure] | None:
+    """(model, seconds left, failure) when a capacity failure may be retried on the fallback model; else None."""
+    capacity = capacity_of(exc)
+    fallback = deps.settings.fallback_for(record.backend)
+    if capacity is None or fallback is None:
+        return None
+    settings = deps.settings
+    default = settings.agy_default_model if record.backend is BackendName.AGY else settings.default_model
+    tried = {m.casefold() for m in (record.spec.model or default, record.model) if m}
+    if fallback.casefold() in tried:
+        return None
+    remaining = record.spec.timeout_seconds - record.elapsed
+    if remaining < MIN_FALLBACK_SECONDS:
+        logger.info("No fallback for run %s: %.1fs of its deadline left", record.run_id, remaining)
+        return None
+    return fallback, remaining, capacity
+
+
+async def _snapshot(deps: Deps) -> Snapshot | WriteCheck | None:
+    try:
+        return await take_snapshot(deps.settings.project_root, git_env(deps.settings.env))
+    except GitError as exc:
+        return WriteCheck(error=str(exc))
+
+
+async def _check_writes(deps: Deps, before: Snapshot | WriteCheck | None) -> WriteCheck | None:
+    if before is None or isinstance(before, WriteCheck):
+        return before
+    after = await _snapshot(deps)
+    if isinstance(after, Snapshot):
+        return compare(before, after)
+    return after if after is not None else WriteCheck(error="the git working tree disappeared during the run")
+
+
+def paginate(deps: Deps, text: str, meta: dict[str, Any] | None = None) -> Reply:
+    """A reply over CHUNK_THRESHOLD characters becomes chunk 1 of ~CHUNK_SIZE pieces plus a fetch-chunk footer.
+
+    The pieces concatenate to exactly `text`; later ones are served by gemini-fetch-chunk from the shared cache.
+    """
+    if len(text) <= CHUNK_THRESHOLD:
+        return Reply(text, meta)
+    chunks = split_text(text, CHUNK_SIZE)
+    key = deps.chunks.put(chunks, TEXT_CHUNK_KIND)
+    paged = {**(meta or {}), "chunked": True, "chunkCacheKey": key, "chunkIndex": 1, "totalChunks": len(chunks)}
+    return Reply(chunks[0] + chunk_footer(1, len(chunks), key), paged)
+
+
+def parse_schema(raw: str | dict[str, Any] | None, field: str = "jsonSchema") -> dict[str, Any] | None:
+    """The schema as an object, checked against its metaschema before anything runs (InputError otherwise)."""
+    return None if raw is None else load_schema(raw, field=field)
 
 
 def inline_notices(result: InlineResult) -> list[str]:

@@ -75,6 +75,12 @@ class AskInput(ToolInput):
     chunk_cache_key: str | None = Field(
         None, pattern=CACHE_KEY_PATTERN, description="The 8-hex cacheKey a chunked reply reported."
     )
+    max_response_length: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
+    )
 
 
 class PlanInput(ToolInput):
@@ -126,6 +132,46 @@ class PingInput(ToolInput):
 
 class TimeoutTestInput(ToolInput):
     duration: float = Field(ge=10, description="How long to hold the call open, in milliseconds (at least 10).")
+
+
+class RunInput(AskInput):
+    """gemini-run: every gemini-ask option, plus job controls. Answers at once with the job id."""
+
+    idempotency_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Retry-safe key: the same key with the same request returns the existing job instead of a new "
+        "one; the same key with a different request is refused.",
+    )
+    priority: Literal["normal", "optional"] = Field(
+        "normal",
+        description="'optional' yields to quota: refused before starting when the model's agy quota group is low, "
+        "critical or exhausted.",
+    )
+
+
+class StatusInput(ToolInput):
+    job_id: str = Field(min_length=1, max_length=64, description="The jobId gemini-run returned.")
+
+
+class WaitInput(StatusInput):
+    wait: float | None = Field(
+        None, gt=0, description="Seconds to block for the job to finish (default and cap: GEMINI_RELAY_WAIT_CAP, 90)."
+    )
+
+
+class JobsInput(ToolInput):
+    limit: int = Field(20, ge=1, le=200, description="How many recent jobs to list.")
+    state: Literal["queued", "starting", "running", "done", "failed", "cancelled"] | None = Field(
+        None, description="Only jobs in this state."
+    )
+
+
+class CancelJobInput(ToolInput):
+    job_id: str | None = Field(
+        None, min_length=1, max_length=64, description="Cancel only this job; omit to cancel every run in flight."
+    )
 
 
 def wire_schema(model: type[ToolInput]) -> dict[str, Any]:

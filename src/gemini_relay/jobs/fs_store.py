@@ -1,0 +1,203 @@
+"""FileJobStore: one directory per job under the state dir; every record is a file with a single writer.
+
+Records are replaced atomically (write a temp file, rename); the terminal result is fsync'd with its directory,
+and the exit sentinel is written after it, so a reader that sees the sentinel always sees the whole result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from gemini_relay.jobs.store import (
+    JobConflict,
+    JobMeta,
+    JobNotFound,
+    JobResult,
+    ProcessInfo,
+    Progress,
+    dumps,
+)
+from gemini_relay.jobs.vocabulary import RunState
+
+META = "meta.json"
+SUPERVISOR = "supervisor.json"
+PROGRESS = "progress.json"
+OUT = "out.txt"
+ERR = "supervisor.log"
+RESULT = "result.json"
+EXIT_CODE = "exit_code"
+CANCEL = "cancel"
+COLLECTED = "collected"
+
+
+def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as handle:
+        handle.write(data)
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
+    tmp.replace(path)
+    if durable:
+        fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+class FileJobStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.jobs = root / "jobs"
+        self.keys = root / "keys"
+        self.locks = root / "locks"
+        # Jobs hold prompts and answers: only the owner may enter the store (files inside inherit that protection).
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for directory in (self.jobs, self.keys, self.locks):
+            directory.mkdir(exist_ok=True, mode=0o700)
+
+    def dir(self, job_id: str) -> Path:
+        if not job_id or "/" in job_id or job_id.startswith(".") or "\0" in job_id:
+            raise JobNotFound(job_id)
+        return self.jobs / job_id
+
+    def _existing(self, job_id: str) -> Path:
+        path = self.dir(job_id)
+        if not (path / META).is_file():
+            raise JobNotFound(job_id)
+        return path
+
+    def create(self, meta: JobMeta) -> None:
+        path = self.dir(meta.job_id)
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            raise JobConflict(f"job {meta.job_id} already exists") from None
+        write_atomic(path / META, dumps(meta.to_json()), durable=True)
+
+    def meta(self, job_id: str) -> JobMeta:
+        data = _read_json(self._existing(job_id) / META)
+        if data is None:
+            raise JobNotFound(job_id)
+        return JobMeta.from_json(data)
+
+    def job_ids(self) -> list[str]:
+        return [p.name for p in self.jobs.iterdir() if (p / META).is_file()]
+
+    def write_supervisor(self, job_id: str, info: ProcessInfo) -> None:
+        write_atomic(self._existing(job_id) / SUPERVISOR, dumps(info.__dict__), durable=True)
+
+    def supervisor(self, job_id: str) -> ProcessInfo | None:
+        data = _read_json(self._existing(job_id) / SUPERVISOR)
+        if data is None:
+            return None
+        return ProcessInfo(pid=int(data["pid"]), start_ticks=data.get("start_ticks"), boot_id=data.get("boot_id"))
+
+    def write_progress(self, job_id: str, progress: Progress) -> None:
+        data = {**progress.__dict__, "state": progress.state.value}
+        write_atomic(self._existing(job_id) / PROGRESS, dumps(data))
+
+    def progress(self, job_id: str) -> Progress | None:
+        data = _read_json(self._existing(job_id) / PROGRESS)
+        if data is None:
+            return None
+        return Progress(**{**data, "state": RunState(data["state"])})
+
+    def append_text(self, job_id: str, text: str) -> None:
+        with (self._existing(job_id) / OUT).open("a", encoding="utf-8") as handle:
+            handle.write(text)
+
+    def text(self, job_id: str) -> str:
+        try:
+            return (self._existing(job_id) / OUT).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def write_result(self, job_id: str, result: JobResult) -> None:
+        path = self._existing(job_id)
+        write_atomic(path / RESULT, dumps(result.to_json()), durable=True)
+        write_atomic(path / EXIT_CODE, f"{result.exit_code}\n".encode(), durable=True)
+
+    def result(self, job_id: str) -> JobResult | None:
+        path = self._existing(job_id)
+        if not (path / EXIT_CODE).is_file():
+            return None
+        data = _read_json(path / RESULT)
+        return JobResult.from_json(data) if data is not None else None
+
+    def request_cancel(self, job_id: str) -> None:
+        write_atomic(self._existing(job_id) / CANCEL, b"cancel\n")
+
+    def cancel_requested(self, job_id: str) -> bool:
+        return (self.dir(job_id) / CANCEL).is_file()
+
+    def mark_collected(self, job_id: str) -> None:
+        write_atomic(self._existing(job_id) / COLLECTED, b"collected\n")
+
+    def collected(self, job_id: str) -> bool:
+        return (self.dir(job_id) / COLLECTED).is_file()
+
+    def finished_at(self, job_id: str) -> float | None:
+        try:
+            return (self.dir(job_id) / EXIT_CODE).stat().st_mtime
+        except OSError:
+            return None
+
+    def delete(self, job_id: str) -> None:
+        meta = None
+        with contextlib.suppress(JobNotFound):
+            meta = self.meta(job_id)
+        if meta is not None and meta.idempotency_key:
+            binding = _read_json(self.keys / f"{meta.idempotency_key}.json")
+            if binding is not None and binding.get("job_id") == job_id:  # only this job's own binding goes
+                self.unbind_idempotency(meta.idempotency_key)
+        shutil.rmtree(self.dir(job_id), ignore_errors=True)
+
+    def bind_idempotency(self, key: str, job_id: str, request_hash: str) -> str:
+        """Bind `key` to `job_id`; an existing binding for the same request wins and its job id is returned.
+
+        Raises:
+            JobConflict: the key is bound to a different request.
+        """
+        path = self.keys / f"{key}.json"
+        data = dumps({"job_id": job_id, "request_hash": request_hash})
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            existing = _read_json(path)
+            if existing is not None and (self.jobs / str(existing.get("job_id")) / META).is_file():
+                if existing.get("request_hash") != request_hash:
+                    raise JobConflict(
+                        "idempotencyKey is already bound to a different request (job "
+                        f"{existing.get('job_id')}); use a new key for a new request"
+                    ) from None
+                return str(existing["job_id"])
+            write_atomic(path, data, durable=True)  # a stale binding whose job was swept
+            return job_id
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return job_id
+
+    def unbind_idempotency(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.keys / f"{key}.json").unlink()

@@ -1,0 +1,163 @@
+"""MemoryJobStore: the reference JobStore, in one process's memory, with FileJobStore's semantics.
+
+It is not durable and not shared between processes, so the server never uses it for real jobs; it states the store
+contract without a filesystem (the conformance suite runs against both stores) and serves tests of the layers above.
+Records are copied on the way in and out, as a file store would, so a caller cannot change a stored record in place.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from dataclasses import dataclass, field
+
+from gemini_relay.jobs.store import (
+    IdempotencyBinding,
+    JobConflict,
+    JobMeta,
+    JobNotFound,
+    JobResult,
+    ProcessInfo,
+    Progress,
+)
+
+
+@dataclass
+class _Job:
+    meta: JobMeta
+    supervisor: ProcessInfo | None = None
+    progress: Progress | None = None
+    chunks: list[str] = field(default_factory=list[str])
+    result: JobResult | None = None  # set together with finished_at: the result and its sentinel are one step
+    finished_at: float | None = None
+    cancel: bool = False
+    collected: bool = False
+
+
+def _check_id(job_id: str) -> None:
+    """The same names FileJobStore accepts (one plain path component): anything else is never a job."""
+    if not job_id or "/" in job_id or job_id.startswith(".") or "\0" in job_id:
+        raise JobNotFound(job_id)
+
+
+class MemoryJobStore:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, _Job] = {}
+        self._keys: dict[str, IdempotencyBinding] = {}
+
+    def _job(self, job_id: str) -> _Job:
+        _check_id(job_id)
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise JobNotFound(job_id)
+        return job
+
+    def _maybe(self, job_id: str) -> _Job | None:
+        _check_id(job_id)
+        return self._jobs.get(job_id)
+
+    def create(self, meta: JobMeta) -> None:
+        _check_id(meta.job_id)
+        with self._lock:
+            if meta.job_id in self._jobs:
+                raise JobConflict(f"job {meta.job_id} already exists")
+            self._jobs[meta.job_id] = _Job(meta=copy.deepcopy(meta))
+
+    def meta(self, job_id: str) -> JobMeta:
+        with self._lock:
+            return copy.deepcopy(self._job(job_id).meta)
+
+    def job_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._jobs)
+
+    def write_supervisor(self, job_id: str, info: ProcessInfo) -> None:
+        with self._lock:
+            self._job(job_id).supervisor = info
+
+    def supervisor(self, job_id: str) -> ProcessInfo | None:
+        with self._lock:
+            return self._job(job_id).supervisor
+
+    def write_progress(self, job_id: str, progress: Progress) -> None:
+        with self._lock:
+            self._job(job_id).progress = progress
+
+    def progress(self, job_id: str) -> Progress | None:
+        with self._lock:
+            return self._job(job_id).progress
+
+    def append_text(self, job_id: str, text: str) -> None:
+        with self._lock:
+            self._job(job_id).chunks.append(text)
+
+    def text(self, job_id: str) -> str:
+        with self._lock:
+            return "".join(self._job(job_id).chunks)
+
+    def write_result(self, job_id: str, result: JobResult) -> None:
+        with self._lock:
+            job = self._job(job_id)
+            job.result = copy.deepcopy(result)
+            job.finished_at = time.time()
+
+    def result(self, job_id: str) -> JobResult | None:
+        with self._lock:
+            return copy.deepcopy(self._job(job_id).result)
+
+    def request_cancel(self, job_id: str) -> None:
+        with self._lock:
+            self._job(job_id).cancel = True
+
+    def cancel_requested(self, job_id: str) -> bool:
+        with self._lock:
+            job = self._maybe(job_id)
+            return job is not None and job.cancel
+
+    def mark_collected(self, job_id: str) -> None:
+        with self._lock:
+            self._job(job_id).collected = True
+
+    def collected(self, job_id: str) -> bool:
+        with self._lock:
+            job = self._maybe(job_id)
+            return job is not None and job.collected
+
+    def finished_at(self, job_id: str) -> float | None:
+        with self._lock:
+            job = self._maybe(job_id)
+            return job.finished_at if job is not None else None
+
+    def delete(self, job_id: str) -> None:
+        with self._lock:
+            job = self._maybe(job_id)
+            if job is None:
+                return
+            key = job.meta.idempotency_key
+            if key is not None and (binding := self._keys.get(key)) is not None and binding.job_id == job_id:
+                del self._keys[key]  # only this job's own binding goes
+            del self._jobs[job_id]
+
+    def bind_idempotency(self, key: str, job_id: str, request_hash: str) -> str:
+        """Bind `key` to `job_id`; an existing binding for the same request wins and its job id is returned.
+
+        Raises:
+            JobConflict: the key is bound to a different request.
+        """
+        with self._lock:
+            existing = self._keys.get(key)
+            if existing is not None and existing.job_id in self._jobs:
+                if existing.request_hash != request_hash:
+                    raise JobConflict(
+                        f"idempotencyKey is already bound to a different request (job {existing.job_id}); "
+                        "use a new key for a new request"
+                    )
+                return existing.job_id
+            self._keys[key] = IdempotencyBinding(job_id=job_id, request_hash=request_hash)  # new, or its job is gone
+            return job_id
+
+    def unbind_idempotency(self, key: str) -> None:
+        with self._lock:
+            self._keys.pop(key, None)

@@ -1,0 +1,85 @@
+"""How the engine gets a run done: in this process (InlineRunner), or by a detached supervisor (supervised.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from gemini_relay.backends.base import Backend
+from gemini_relay.jobs.models import RunOutcome, RunRecord
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Per-job choices that are not part of the upstream request."""
+
+    priority: str = "normal"
+    idempotency_key: str | None = None
+
+
+class Runner(Protocol):
+    #: Extra seconds the engine waits past the run's own deadline (a supervisor enforces the deadline itself).
+    deadline_margin: float
+
+    def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
+        """Register the run (a durable runner persists it); may return an existing job's record instead."""
+        ...
+
+    def detach(self) -> None:
+        """The server is shutting down: runs that can outlive it should be left running."""
+        ...
+
+    def abandon(self, record: RunRecord) -> None:
+        """The run never started (refused or cancelled in the queue): record that, unless detaching."""
+        ...
+
+    async def run(self, record: RunRecord, backend: Backend) -> RunOutcome:
+        """Run to success and return the outcome, or raise RunFailed / BackendUnavailable. Cancel to stop it."""
+        ...
+
+
+class InlineRunner:
+    """The backend runs in this process; the engine's deadline and cancel scope stop it."""
+
+    deadline_margin = 0.0
+
+    def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
+        return record
+
+    def detach(self) -> None:
+        """Inline runs die with the server; cancellation stops their process groups."""
+
+    def abandon(self, record: RunRecord) -> None:
+        """Nothing was persisted, so nothing is left behind."""
+
+    async def run(self, record: RunRecord, backend: Backend) -> RunOutcome:
+        await backend.run(record)
+        return outcome_from_record(record)
+
+
+def outcome_from_record(record: RunRecord) -> RunOutcome:
+    """The outcome of a run that succeeded, with what it still needs to tell the caller noted."""
+    _note_run_findings(record)
+    finished = record.finished
+    return RunOutcome(
+        run_id=record.run_id,
+        text=record.text,
+        conversation_id=record.session_id,
+        model=record.model,
+        usage=finished.usage if finished else None,
+        notices=tuple(record.notices),
+        status=finished.status if finished else "SUCCESS",
+        num_turns=finished.num_turns if finished else None,
+        structured_output=finished.structured_output if finished else None,
+        has_structured_output=finished.has_structured_output if finished else False,
+        partial=record.partial,
+    )
+
+
+def _note_run_findings(record: RunRecord) -> None:
+    """What a successful run still needs to tell the caller: refused tool actions, a non-SUCCESS status."""
+    if record.denied_actions:
+        record.note(f"The agent was refused these tool action(s): {', '.join(dict.fromkeys(record.denied_actions))}")
+    finished = record.finished
+    if finished is not None and finished.status not in ("SUCCESS", ""):
+        record.note(f"The run finished with status {finished.status}.")

@@ -1,0 +1,177 @@
+"""The job store contract: what a job is on disk (or in memory), independent of who runs it.
+
+A job has one writer per record: the server writes `meta` (once) and cancel requests; the supervisor writes
+`supervisor`, `progress`, the streamed text and, last, the terminal `result` (durable, then the exit sentinel).
+Status is derived from these records on every read (see status.py), never kept only in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from gemini_relay.errors import InputError
+from gemini_relay.jobs.models import RunSpec
+from gemini_relay.jobs.vocabulary import BackendName, FailureReason, RunState
+
+# Shell-convention exit sentinels written last by the supervisor (agy-mcp's contract).
+EXIT_DONE = 0
+EXIT_FAILED = 1
+EXIT_TIMEOUT = 124
+EXIT_SPAWN_FAILED = 127
+EXIT_CANCELLED = 143
+
+
+class JobNotFound(InputError):
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"No job {job_id!r} (unknown, or swept after its TTL)")
+        self.job_id = job_id
+
+
+class JobConflict(InputError):
+    """A request collides with another job (same idempotency key for another request, or a busy conversation)."""
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """Who owns a job: the supervisor's pid plus its start time, so a recycled pid is never mistaken for it."""
+
+    pid: int
+    start_ticks: int | None
+    boot_id: str | None = None
+
+
+@dataclass(frozen=True)
+class JobMeta:
+    job_id: str
+    tool: str
+    backend: BackendName
+    spec: RunSpec
+    created_at: float  # wall clock (time.time())
+    priority: str = "normal"
+    idempotency_key: str | None = None  # sha256 of the caller's key, never the key itself
+    request_hash: str | None = None
+    owner: ProcessInfo | None = None  # the server that queued it; a dead owner's queued job is adopted
+
+    def to_json(self) -> dict[str, Any]:
+        spec = asdict(self.spec)
+        spec["cwd"] = str(self.spec.cwd)
+        spec["add_dirs"] = [str(p) for p in self.spec.add_dirs]
+        spec["explicit"] = sorted(self.spec.explicit)
+        owner = asdict(self.owner) if self.owner else None
+        return {**asdict(self), "backend": self.backend.value, "spec": spec, "owner": owner}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JobMeta:
+        raw = dict(data["spec"])
+        raw["cwd"] = Path(raw["cwd"])
+        raw["add_dirs"] = tuple(Path(p) for p in raw.get("add_dirs", ()))
+        raw["explicit"] = frozenset(raw.get("explicit", ()))
+        return cls(
+            job_id=data["job_id"],
+            tool=data["tool"],
+            backend=BackendName(data["backend"]),
+            spec=RunSpec(**raw),
+            created_at=float(data["created_at"]),
+            priority=data.get("priority", "normal"),
+            idempotency_key=data.get("idempotency_key"),
+            request_hash=data.get("request_hash"),
+            owner=ProcessInfo(**data["owner"]) if data.get("owner") else None,
+        )
+
+
+@dataclass(frozen=True)
+class Progress:
+    state: RunState
+    session_id: str | None = None
+    model: str | None = None
+    cli_pid: int | None = None
+    cli_start_ticks: int | None = None
+    started_at: float | None = None  # wall clock
+    updated_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """The terminal outcome, written once and durably by the supervisor."""
+
+    state: RunState  # DONE | FAILED | CANCELLED
+    text: str = ""
+    partial: bool = False
+    failure_reason: FailureReason | None = None
+    error: str | None = None
+    recovery: str | None = None
+    retryable: bool | None = None
+    error_id: str | None = None
+    conversation_id: str | None = None
+    model: str | None = None
+    usage: dict[str, int] | None = None
+    num_turns: int | None = None
+    status: str | None = None
+    structured_output: Any = None
+    has_structured_output: bool = False
+    notices: tuple[str, ...] = ()
+    started_at: float | None = None
+    ended_at: float = 0.0
+    exit_code: int = EXIT_DONE
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["state"] = self.state.value
+        data["failure_reason"] = self.failure_reason.value if self.failure_reason else None
+        data["notices"] = list(self.notices)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JobResult:
+        raw = dict(data)
+        raw["state"] = RunState(raw["state"])
+        reason = raw.get("failure_reason")
+        raw["failure_reason"] = _reason(reason) if reason else None
+        raw["notices"] = tuple(raw.get("notices", ()))
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in raw.items() if k in known})
+
+
+def _reason(value: str) -> FailureReason:
+    try:
+        return FailureReason(value)
+    except ValueError:  # the set is closed: anything unrecognised is UNKNOWN
+        return FailureReason.UNKNOWN
+
+
+@dataclass
+class IdempotencyBinding:
+    job_id: str
+    request_hash: str
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+class JobStore(Protocol):
+    """Persistence for jobs. Implementations: FileJobStore (durable, cross-process), MemoryJobStore (reference)."""
+
+    def create(self, meta: JobMeta) -> None: ...
+    def meta(self, job_id: str) -> JobMeta: ...
+    def job_ids(self) -> list[str]: ...
+    def write_supervisor(self, job_id: str, info: ProcessInfo) -> None: ...
+    def supervisor(self, job_id: str) -> ProcessInfo | None: ...
+    def write_progress(self, job_id: str, progress: Progress) -> None: ...
+    def progress(self, job_id: str) -> Progress | None: ...
+    def append_text(self, job_id: str, text: str) -> None: ...
+    def text(self, job_id: str) -> str: ...
+    def write_result(self, job_id: str, result: JobResult) -> None: ...
+    def result(self, job_id: str) -> JobResult | None: ...
+    def request_cancel(self, job_id: str) -> None: ...
+    def cancel_requested(self, job_id: str) -> bool: ...
+    def mark_collected(self, job_id: str) -> None: ...
+    def collected(self, job_id: str) -> bool: ...
+    def finished_at(self, job_id: str) -> float | None: ...
+    def delete(self, job_id: str) -> None: ...
+    def bind_idempotency(self, key: str, job_id: str, request_hash: str) -> str: ...
+    def unbind_idempotency(self, key: str) -> None: ...
+
+
+def dumps(data: object) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -1,0 +1,283 @@
+"""SupervisedRunner: every run is a durable job owned by a detached supervisor; the server follows it on disk.
+
+The server creates the job (idempotency binding, conversation lock), starts `gemini-relay run-job <dir>` when the
+engine admits it, and polls the store for progress, text and the terminal result. Cancelling the follower cancels
+the job, unless the server is shutting down (`detach`), in which case the job runs on and stays collectable.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import asdict
+
+import anyio
+
+from gemini_relay.backends.base import Backend
+from gemini_relay.errors import RunCancelled, RunFailed
+from gemini_relay.jobs.fs_store import OUT, FileJobStore
+from gemini_relay.jobs.locks import acquire_conversation_lock, try_claim_job
+from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.jobs.runners import JobOptions
+from gemini_relay.jobs.status import JobStatus, derive_status
+from gemini_relay.jobs.store import EXIT_CANCELLED, EXIT_FAILED, JobConflict, JobMeta, JobResult, ProcessInfo
+from gemini_relay.jobs.vocabulary import FailureReason, RunState
+from gemini_relay.log import logger
+from gemini_relay.streams.events import TextDelta, Usage
+from gemini_relay.supervise.liveness import describe, is_alive, signal_if_alive
+from gemini_relay.supervise.process import stop_group
+from gemini_relay.supervise.spawn import start_detached
+
+POLL_INTERVAL = 0.1  # how often a follower reads the job's records; cheap stat + small reads
+CANCEL_SETTLE = 5.0  # after the grace: time for the supervisor to write the cancelled result
+
+
+def request_hash(record: RunRecord) -> str:
+    """A stable digest of what was asked, to tell a retried request from a different one under the same key."""
+    spec = asdict(record.spec)
+    spec.pop("tool", None)
+    spec.pop("session_id", None)  # chosen fresh per request: not part of what was asked
+    spec["explicit"] = sorted(record.spec.explicit)
+    spec["cwd"] = str(record.spec.cwd)
+    spec["add_dirs"] = [str(p) for p in record.spec.add_dirs]
+    body = json.dumps({"backend": record.backend.value, "spec": spec}, sort_keys=True, default=str)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+class SupervisedRunner:
+    def __init__(self, store: FileJobStore, env: Mapping[str, str], *, kill_grace: float) -> None:
+        self.store = store
+        self._env = dict(env)
+        self._kill_grace = kill_grace
+        self.deadline_margin = kill_grace + 15.0
+        self.detaching = False
+        self._children: list[subprocess.Popen[bytes]] = []
+        self._lock_fds: dict[str, int] = {}
+        self._adopted: set[str] = set()
+
+    def detach(self) -> None:
+        """The server is going away: leave running jobs to their supervisors."""
+        self.detaching = True
+
+    def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
+        """Persist the job for `record`; with an idempotency key already bound to this request, the existing job.
+
+        Raises:
+            JobConflict: the key is bound to another request, or the conversation is already running.
+        """
+        key = hashlib.sha256(options.idempotency_key.encode("utf-8")).hexdigest() if options.idempotency_key else None
+        digest = request_hash(record)
+        meta = JobMeta(
+            job_id=record.run_id,
+            tool=record.spec.tool,
+            backend=record.backend,
+            spec=record.spec,
+            created_at=time.time(),
+            priority=options.priority,
+            idempotency_key=key,
+            request_hash=digest,
+            owner=describe(os.getpid()),
+        )
+        self.store.create(meta)
+        if key is not None:
+            try:
+                bound = self.store.bind_idempotency(key, record.run_id, digest)
+            except JobConflict:
+                self.store.delete(record.run_id)
+                raise
+            if bound != record.run_id:
+                self.store.delete(record.run_id)
+                record.run_id = bound
+                record.reused_job = True
+                return record
+        if record.spec.conversation_id:
+            try:
+                self._lock_fds[record.run_id] = acquire_conversation_lock(self.store.locks, record.spec.conversation_id)
+            except (RunFailed, JobConflict):
+                self.store.delete(record.run_id)
+                raise
+        return record
+
+    def adopt(self, job_id: str) -> RunRecord | None:
+        """A queued job of a dead server, taken over with its conversation lock re-taken (the dead server's lock died
+        with it). None when this server already adopted it, or its conversation is busy (tried again next pass).
+        """
+        if job_id in self._adopted:
+            return None
+        meta = self.store.meta(job_id)
+        if meta.spec.conversation_id:
+            try:
+                self._lock_fds[job_id] = acquire_conversation_lock(self.store.locks, meta.spec.conversation_id)
+            except (RunFailed, JobConflict):
+                return None
+        self._adopted.add(job_id)
+        return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
+
+    async def run(self, record: RunRecord, backend: Backend) -> RunOutcome:
+        job_id = record.run_id
+        status = derive_status(self.store, job_id)
+        if status.state is RunState.QUEUED:
+            if self.store.cancel_requested(job_id):
+                self._cancel_unstarted(job_id)
+            else:
+                self._spawn(job_id)
+        try:
+            return await self._follow(record)
+        except anyio.get_cancelled_exc_class():
+            if not self.detaching:
+                with anyio.CancelScope(shield=True):
+                    await self.cancel(job_id)
+            raise
+        finally:
+            self._release_lock(job_id)
+            self._reap()
+
+    def _spawn(self, job_id: str) -> None:
+        claim = try_claim_job(self.store.dir(job_id))
+        if claim is None:  # a supervisor of this job is already starting (another server's): follow it
+            logger.info("Job %s already has a supervisor starting; following it", job_id)
+            return
+        fd = self._lock_fds.get(job_id)
+        try:
+            locks = (fd,) if fd is not None else ()
+            child = start_detached(self.store.dir(job_id), self._env, pass_fds=locks, claim_fd=claim)
+        finally:
+            os.close(claim)  # the supervisor holds the claim now (or nobody does, if it could not be started)
+        self._children.append(child)
+        self._release_lock(job_id)  # the supervisor now holds the conversation lock through its inherited fd
+        logger.info("Job %s handed to supervisor pid %d", job_id, child.pid)
+
+    def abandon(self, record: RunRecord) -> None:
+        """Refused or cancelled in this server's queue: end the job on disk (a shutdown leaves it for adoption)."""
+        if self.detaching:
+            return
+        job_id = record.run_id
+        if derive_status(self.store, job_id).state is RunState.QUEUED:
+            now = time.time()
+            failed = record.state is RunState.FAILED
+            result = JobResult(
+                state=RunState.FAILED if failed else RunState.CANCELLED,
+                error=record.error or "cancelled before it started",
+                failure_reason=record.failure if failed else None,
+                ended_at=now,
+                started_at=now,
+                exit_code=EXIT_FAILED if failed else EXIT_CANCELLED,
+            )
+            self.store.write_result(job_id, result)
+        self._release_lock(job_id)
+
+    def _cancel_unstarted(self, job_id: str) -> None:
+        now = time.time()
+        result = JobResult(state=RunState.CANCELLED, error="cancelled before it started", ended_at=now,
+                           started_at=now, exit_code=EXIT_CANCELLED)  # fmt: skip
+        self.store.write_result(job_id, result)
+        self._release_lock(job_id)
+
+    def _release_lock(self, job_id: str) -> None:
+        fd = self._lock_fds.pop(job_id, None)
+        if fd is not None:
+            os.close(fd)
+
+    def _reap(self) -> None:
+        self._children = [c for c in self._children if c.poll() is None]
+
+    async def _follow(self, record: RunRecord) -> RunOutcome:
+        job_id = record.run_id
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        offset = 0
+        while True:
+            status = derive_status(self.store, job_id)
+            offset = self._catch_up(record, decoder, offset)
+            if status.state.terminal:
+                await reap_orphan_cli(status)
+                return self._finish(record, status)
+            if status.state is not RunState.QUEUED:
+                record.state = status.state
+            record.session_id = status.conversation_id or record.session_id
+            record.model = status.model or record.model
+            await anyio.sleep(POLL_INTERVAL)
+
+    def _catch_up(self, record: RunRecord, decoder: codecs.IncrementalDecoder, offset: int) -> int:
+        try:
+            with (self.store.dir(record.run_id) / OUT).open("rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return offset
+        if data:
+            text = decoder.decode(data)
+            if text:
+                record.apply(TextDelta(text))
+        return offset + len(data)
+
+    def _finish(self, record: RunRecord, status: JobStatus) -> RunOutcome:
+        record.session_id = status.conversation_id or record.session_id
+        record.model = status.model or record.model
+        for notice in status.notices:
+            record.note(notice)
+        text = status.result or ""
+        if status.state is RunState.DONE:
+            return RunOutcome(
+                run_id=record.run_id,
+                text=text,
+                conversation_id=record.session_id,
+                model=record.model,
+                usage=Usage(**status.usage) if status.usage else None,
+                notices=tuple(record.notices),
+                status="SUCCESS",
+                num_turns=status.turns,
+                structured_output=status.structured_output,
+                has_structured_output=status.has_structured_output,
+                partial=status.partial,
+            )
+        if status.state is RunState.CANCELLED:
+            raise RunCancelled(status.error or f"{record.spec.tool} was cancelled", partial_text=text)
+        raise RunFailed(
+            status.error or "the job failed",
+            reason=status.failure_reason or FailureReason.UNKNOWN,
+            partial_text=text,
+            retryable=status.retryable,
+            error_id=status.error_id,
+            recovery=status.recovery,
+        )
+
+    async def cancel(self, job_id: str) -> JobStatus:
+        """Ask the supervisor to stop (cancel file + SIGTERM) and wait, bounded, for the cancelled result."""
+        self.store.request_cancel(job_id)
+        supervisor = self.store.supervisor(job_id)
+        if supervisor is not None:
+            signal_if_alive(supervisor, signal.SIGTERM)
+        with anyio.move_on_after(self._kill_grace + CANCEL_SETTLE):
+            while not (status := derive_status(self.store, job_id)).state.terminal:
+                if supervisor is None and (supervisor := self.store.supervisor(job_id)) is not None:
+                    signal_if_alive(supervisor, signal.SIGTERM)
+                if supervisor is None and status.state is RunState.QUEUED:
+                    self._cancel_unstarted(job_id)  # never started: nothing to stop, it just never will
+                    break
+                await anyio.sleep(POLL_INTERVAL)
+        status = derive_status(self.store, job_id)
+        if not status.state.terminal and supervisor is not None:
+            _kill_stuck(supervisor)
+        await reap_orphan_cli(status)
+        return status
+
+
+def _kill_stuck(supervisor: ProcessInfo) -> None:
+    """A supervisor that ignored SIGTERM past the grace: kill it; its CLI group is reaped as an orphan next."""
+    signal_if_alive(supervisor, signal.SIGKILL)
+
+
+async def reap_orphan_cli(status: JobStatus, grace: float = 2.0) -> None:
+    """A supervisor killed outright leaves its CLI running in its own session: stop that group too."""
+    if status.orphan_cli is None:
+        return
+    pid, ticks = status.orphan_cli
+    if is_alive(ProcessInfo(pid=pid, start_ticks=ticks)):
+        logger.info("Stopping the CLI process group %d left by a dead supervisor", pid)
+        await stop_group(pid, grace)

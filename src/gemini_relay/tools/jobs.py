@@ -1,0 +1,158 @@
+"""The `jobs` toolset: gemini-run (start, answer at once), gemini-status, gemini-wait, gemini-jobs, cancel by id."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+
+from gemini_relay.backends.agy_usage import QuotaLevel, group_for_model
+from gemini_relay.content.changemode import wrap_changemode
+from gemini_relay.content.inline import inline_references
+from gemini_relay.errors import InputError
+from gemini_relay.jobs.models import RunSpec
+from gemini_relay.jobs.runners import JobOptions
+from gemini_relay.jobs.status import JobStatus, derive_status
+from gemini_relay.jobs.supervised import SupervisedRunner, reap_orphan_cli
+from gemini_relay.jobs.vocabulary import BackendName, RunState
+from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.runner import inline_notices, parse_schema
+from gemini_relay.tools.schemas import CancelJobInput, JobsInput, RunInput, StatusInput, WaitInput
+
+CONVERSATION_ID_WAIT = 2.0  # agy names the conversation ~1 s after start; the Gemini CLI's is known at once
+POLL = 0.1
+PREVIEW_CHARS = 200
+
+
+def _runner(deps: Deps) -> SupervisedRunner:
+    if deps.jobs is None:
+        raise InputError("Jobs are not available: this server runs without a state dir")
+    return deps.jobs
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
+    runner = _runner(deps)
+    selection = deps.selection()
+    if args.priority == "optional" and selection.backend is BackendName.AGY:
+        _quota_guard(deps, args.model)
+    prompt = wrap_changemode(args.prompt) if args.change_mode else args.prompt
+    inlined = inline_references(prompt, deps.settings.project_root)
+    spec = RunSpec(
+        tool=call.tool,
+        prompt=inlined.text,
+        cwd=deps.settings.project_root,
+        model=args.model,
+        effort=args.effort,
+        mode=args.mode,
+        json_schema=parse_schema(args.json_schema),
+        add_dirs=deps.resolve_dirs(args.add_dirs),
+        conversation_id=args.conversation_id,
+        # The Gemini CLI takes a caller-chosen --session-id, so a fresh job's conversation id is known at once.
+        session_id=str(uuid.uuid4()) if selection.backend is BackendName.GEMINI and not args.conversation_id else None,
+        agent=args.agent,
+        allow_slash_commands=args.allow_slash_commands,
+        skip_permissions=args.skip_permissions,
+        sandbox=args.sandbox,
+        timeout_seconds=deps.settings.timeout_seconds,
+        explicit=frozenset(args.model_fields_set),
+    )
+    record = deps.engine.new_record(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
+    if record.reused_job:
+        status = derive_status(runner.store, record.run_id)
+        return Reply(_json({**status.to_json(), "note": "idempotencyKey matched this existing job"}))
+    assert deps.background is not None
+    deps.background.start_soon(deps.run_detached, record)
+    with anyio.move_on_after(CONVERSATION_ID_WAIT):
+        while derive_status(runner.store, record.run_id).conversation_id is None:
+            await anyio.sleep(POLL)
+    status = derive_status(runner.store, record.run_id)
+    reply: dict[str, Any] = {"job_id": record.run_id, "state": status.state.value}
+    if status.conversation_id:
+        reply["conversation_id"] = status.conversation_id
+    notices = inline_notices(inlined)
+    if notices:
+        reply["notices"] = notices
+    reply["next"] = f'Collect it with gemini-wait {{"jobId": "{record.run_id}"}} or gemini-status.'
+    return Reply(_json(reply))
+
+
+def _quota_guard(deps: Deps, model: str | None) -> None:
+    """`priority: optional` yields to quota: refused before anything starts when the model's group runs low."""
+    reading = deps.agy.cached_usage()
+    if reading is None:
+        return  # no reading yet: fail open
+    now = datetime.now(UTC)
+    group = group_for_model(reading.groups, model or deps.settings.agy_default_model or "gemini-default")
+    if group is None or group.level(now) is QuotaLevel.OK:
+        return
+    raise InputError(
+        f"Refused an optional-priority run: the agy quota group {group.describe(now)}. "
+        "Run it with priority normal, or wait for the reset."
+    )
+
+
+async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
+    return Reply(_json((await _collect(deps, args.job_id)).to_json()))
+
+
+async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
+    runner = _runner(deps)
+    limit = min(args.wait if args.wait is not None else deps.settings.wait_cap_seconds, deps.settings.wait_cap_seconds)
+    with anyio.move_on_after(limit):
+        while not derive_status(runner.store, args.job_id).state.terminal:
+            call.output = runner.store.text(args.job_id)[-150:]
+            await anyio.sleep(POLL)
+    result = await _collect(deps, args.job_id)
+    data = result.to_json()
+    if not result.state.terminal:
+        data["note"] = f"Still {result.state.value} after {limit:g}s; call gemini-wait again."
+    return Reply(_json(data))
+
+
+async def _collect(deps: Deps, job_id: str) -> JobStatus:
+    runner = _runner(deps)
+    result = derive_status(runner.store, job_id)
+    await reap_orphan_cli(result)
+    if result.state.terminal:
+        runner.store.mark_collected(job_id)
+    return result
+
+
+async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
+    runner = _runner(deps)
+    rows = [derive_status(runner.store, job_id) for job_id in runner.store.job_ids()]
+    rows.sort(key=lambda s: s.created_at, reverse=True)
+    if args.state is not None:
+        rows = [r for r in rows if r.state.value == args.state]
+    listed = []
+    for row in rows[: args.limit]:
+        item = {k: v for k, v in row.to_json().items() if k not in ("result", "usage", "notices", "structured_output")}
+        item["created"] = datetime.fromtimestamp(row.created_at, UTC).isoformat(timespec="seconds")
+        if row.result:
+            item["preview"] = row.result[:PREVIEW_CHARS]
+        listed.append(item)
+    return Reply(_json({"jobs": listed, "count": len(listed)}))
+
+
+async def cancel(deps: Deps, args: CancelJobInput, call: CallProgress) -> Reply:
+    if args.job_id is None:
+        count = deps.engine.cancel_all("was cancelled by gemini-cancel")
+        return Reply("Nothing was running." if count == 0 else f"Cancelled {count} run(s).")
+    runner = _runner(deps)
+    before = derive_status(runner.store, args.job_id)
+    if before.state.terminal:
+        return Reply(f"Job {args.job_id} had already ended ({before.state.value}).")
+    started = time.monotonic()
+    after = await runner.cancel(args.job_id)
+    if after.state is RunState.QUEUED:
+        return Reply(f"Job {args.job_id} will not start: it was cancelled while queued.")
+    return Reply(f"Cancelled job {args.job_id} ({after.state.value} after {time.monotonic() - started:.1f}s).")

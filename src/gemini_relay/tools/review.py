@@ -1,0 +1,161 @@
+"""gemini-assess (local git, no model), gemini-review (scan / focused / deep, read-only) and gemini-search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gemini_relay.backends.capacity import capacity_of
+from gemini_relay.content.assess import assess_changes
+from gemini_relay.content.git_diff import (
+    DiffSpec,
+    DiffStat,
+    GitError,
+    changes_and_untracked,
+    diff_spec,
+    git_env,
+    numstat,
+    read_diff,
+    summarize,
+)
+from gemini_relay.content.review import (
+    MAX_DIFF_BYTES,
+    ReviewDepth,
+    build_review_prompt,
+    capacity_text,
+    resolve_depth,
+    review_timeout,
+    strip_preamble,
+    timeout_hint,
+)
+from gemini_relay.content.search import GEMINI_SEARCH_TOOL, GENERIC_SEARCH_TOOL, build_search_prompt, source_urls
+from gemini_relay.errors import RunFailed, RunTimedOut
+from gemini_relay.format import gemini_reply, with_notices
+from gemini_relay.jobs.vocabulary import BackendName, FailureReason
+from gemini_relay.log import logger
+from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.review_schemas import AssessInput, ReviewInput, SearchInput
+from gemini_relay.tools.runner import PromptRequest, paginate, run_prompt
+
+SOURCES_MARKER = "🔗 Sources:"
+
+
+async def assess(deps: Deps, args: AssessInput, call: CallProgress) -> Reply:
+    spec = diff_spec(uncommitted=args.uncommitted, base=args.base)
+    root = deps.settings.project_root
+    changes, untracked = await changes_and_untracked(root, spec, git_env(deps.settings.env))
+    if isinstance(untracked, GitError):
+        logger.info("gemini-assess: untracked files not listed: %s", untracked)
+        untracked = []
+    assessment = assess_changes(spec, root, changes, untracked)
+    return Reply(assessment.render(), assessment.as_meta())
+
+
+async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:
+    spec = diff_spec(uncommitted=args.uncommitted, base=args.base)
+    depth = resolve_depth(args.depth, args.quick)
+    root = deps.settings.project_root
+    env = git_env(deps.settings.env)
+    stat = summarize(await numstat(root, spec, env))
+    timeout = review_timeout(depth, stat.files, args.timeout, deps.settings.timeout_seconds)
+    meta: dict[str, Any] = {
+        "depth": depth,
+        "diffSource": "branch" if spec.base else "uncommitted",
+        "base": spec.base,
+        "diffStat": {"files": stat.files, "insertions": stat.insertions, "deletions": stat.deletions},
+        "appliedTimeout": timeout.seconds,
+        "timeoutScaled": timeout.scaled,
+        "resolvedCwd": str(root),
+    }
+    if stat.files == 0:  # nothing to review: no model session is started
+        empty = f"No diff found between {spec.base} and HEAD." if spec.base else "No uncommitted changes found."
+        return Reply(empty, meta)
+    diff, truncated = await read_diff(root, spec, env, max_bytes=MAX_DIFF_BYTES)
+    notices = _review_notices(args, timeout.notice, truncated)
+    request = PromptRequest(
+        tool=call.tool,
+        prompt=build_review_prompt(
+            depth, diff=diff, spec=spec, focus=args.focus, max_words=args.max_response_length, truncated=truncated
+        ),
+        model=args.model,
+        mode="plan",  # every depth is read-only; deep explores with read tools, it does not run the code
+        timeout_seconds=timeout.seconds,
+        inline=False,  # a diff is not prose: `@decorator` or `@/etc/passwd` in it must stay text
+        fallback=depth != "deep",  # deep reports capacity failures instead (the caller chooses what to do)
+        guard_writes=True,
+        explicit=frozenset(args.model_fields_set),
+    )
+    try:
+        result = await run_prompt(deps, call, request)
+    except RunFailed as exc:
+        if exc.reason is not FailureReason.TIMEOUT:
+            return _capacity_reply(exc, depth, notices, meta)
+        seconds = exc.seconds if isinstance(exc, RunTimedOut) else timeout.seconds
+        hint = timeout_hint(depth, seconds, stat)
+        if not exc.partial_text.strip():
+            exc.recovery = hint.replace("; what follows are its partial findings", " before any finding arrived")
+            raise
+        body = _title(depth, spec, stat, partial=True) + strip_preamble(exc.partial_text)
+        text = gemini_reply(body, notices=(hint, *notices), prefixed=False)
+        return paginate(deps, text, meta | {"partial": True, "timedOut": True})
+    extra = [result.writes.describe()] if result.writes is not None and not result.writes.clean else []
+    outcome = result.outcome
+    text = gemini_reply(
+        _title(depth, spec, stat) + strip_preamble(outcome.text),
+        notices=(*notices, *extra, *result.notices),
+        conversation_id=outcome.conversation_id,
+        prefixed=False,
+    )
+    meta["model"] = result.fallback_model or result.record.model or request.model
+    return paginate(deps, text, meta)
+
+
+async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
+    backend = deps.selection().backend
+    tool = GEMINI_SEARCH_TOOL if backend is BackendName.GEMINI else GENERIC_SEARCH_TOOL
+    result = await run_prompt(
+        deps,
+        call,
+        PromptRequest(
+            tool=call.tool,
+            prompt=build_search_prompt(args.query, search_tool=tool, max_words=args.max_response_length),
+            model=args.model,
+            mode="plan",  # read-only: searching needs no writes
+            inline=False,  # a query is not a file reference
+            explicit=frozenset(args.model_fields_set),
+        ),
+    )
+    outcome = result.outcome
+    urls = source_urls(outcome.text)
+    notices = list(result.notices)
+    body = outcome.text
+    if urls:
+        body += f"\n\n{SOURCES_MARKER}\n" + "\n".join(f"- {url}" for url in urls)
+    else:
+        notices.append("The answer cites no source URLs; treat it as not grounded in a web search.")
+    text = gemini_reply(body, notices=notices, conversation_id=outcome.conversation_id)
+    return paginate(deps, text, {"sources": urls, "model": result.fallback_model or result.record.model})
+
+
+def _capacity_reply(exc: RunFailed, depth: ReviewDepth, notices: list[str], meta: dict[str, Any]) -> Reply:
+    """A deep review's capacity failure as data (no retry was made); any other failure propagates."""
+    capacity = capacity_of(exc) if depth == "deep" else None
+    if capacity is None:
+        raise exc
+    failed = meta | {"capacityFailure": capacity.as_meta()}
+    return Reply(with_notices(notices, capacity_text(depth, capacity)), failed)
+
+
+def _review_notices(args: ReviewInput, timeout_notice: str | None, truncated: bool) -> list[str]:
+    notices = [timeout_notice] if timeout_notice else []
+    if args.quick is not None:
+        used = "depth wins" if args.depth is not None else f"it was read as depth {'scan' if args.quick else 'deep'}"
+        notices.append(f"quick is deprecated; use depth ({used}).")
+    if truncated:
+        notices.append(f"The diff is larger than {MAX_DIFF_BYTES // 1024} KB; only its first part was reviewed.")
+    return notices
+
+
+def _title(depth: ReviewDepth, spec: DiffSpec, stat: DiffStat, *, partial: bool = False) -> str:
+    size = f"{stat.files} file(s), +{stat.insertions} / -{stat.deletions}"
+    return f"Gemini review ({depth}{', partial' if partial else ''}; {spec.describe()}; {size}):\n"

@@ -1,0 +1,21 @@
+"""FileJobStore specifics beyond the shared conformance suite."""
+
+from __future__ import annotations
+
+import stat
+import time
+from pathlib import Path
+
+from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.models import RunSpec
+from gemini_relay.jobs.store import JobMeta
+from gemini_relay.jobs.vocabulary import BackendName
+
+
+def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Path) -> None:
+    store = FileJobStore(tmp_path / "state")
+    store.create(
+        JobMeta("j1", "gemini-ask", BackendName.GEMINI, RunSpec("gemini-ask", "secret", tmp_path), time.time())
+    )
+    for path in (store.root, store.jobs, store.keys, store.locks, store.dir("j1")):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path

@@ -1,0 +1,176 @@
+"""The shell subcommands: wait-job, hook-wait and doctor, with their exit codes, against a real job store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.models import RunSpec
+from gemini_relay.jobs.store import JobMeta, JobResult, Progress
+from gemini_relay.jobs.vocabulary import BackendName, RunState
+from gemini_relay.supervise.liveness import describe
+from tests.harness import Relay
+
+WAIT = 20.0
+
+
+def make_job(store: FileJobStore, job_id: str, *, running: bool, result: RunState | None = None) -> None:
+    spec = RunSpec(tool="gemini-run", prompt="p", cwd=store.root)
+    store.create(JobMeta(job_id, "gemini-run", BackendName.GEMINI, spec, time.time(), owner=describe(os.getpid())))
+    if running or result is not None:
+        store.write_supervisor(job_id, describe(os.getpid()))  # this test process stands in for a live supervisor
+        store.write_progress(job_id, Progress(state=RunState.RUNNING, started_at=time.time()))
+    if result is not None:
+        store.write_result(job_id, JobResult(state=result, text="answer", ended_at=time.time()))
+
+
+def cli(args: list[str], state: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {"PATH": os.environ["PATH"], "HOME": str(state), "GEMINI_RELAY_STATE_DIR": str(state), **env}
+    return subprocess.run(
+        [sys.executable, "-m", "gemini_relay", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=WAIT,
+        check=False,
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> FileJobStore:
+    return FileJobStore(tmp_path / "state")
+
+
+def test_wait_job_prints_the_terminal_state_and_exits_0(store: FileJobStore) -> None:
+    make_job(store, "j1", running=False, result=RunState.FAILED)
+    done = cli(["wait-job", "j1"], store.root)
+    assert (done.returncode, done.stdout) == (0, "failed\n")
+
+
+def test_wait_job_times_out_with_exit_3(store: FileJobStore) -> None:
+    make_job(store, "j2", running=True)
+    waited = cli(["wait-job", "j2", "--timeout", "0.3s"], store.root)
+    assert (waited.returncode, waited.stdout) == (3, "running\n")
+
+
+def test_wait_job_on_an_unknown_job_is_an_error_and_bad_usage_is_2(store: FileJobStore) -> None:
+    unknown = cli(["wait-job", "nope"], store.root)
+    assert unknown.returncode == 1 and "No job 'nope'" in unknown.stderr
+    assert cli(["wait-job"], store.root).returncode == 2
+    assert cli(["wait-job", "j", "--timeout", "soon"], store.root).returncode == 2
+
+
+def test_wait_job_interrupted_exits_130(store: FileJobStore) -> None:
+    make_job(store, "j3", running=True)
+    env = {"PATH": os.environ["PATH"], "GEMINI_RELAY_STATE_DIR": str(store.root), "HOME": str(store.root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gemini_relay", "wait-job", "j3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    wait_until_catching(proc.pid, signal.SIGTERM)  # handlers go in together, right before the wait loop
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 130 and "interrupted" in err
+
+
+def wait_until_catching(pid: int, sig: signal.Signals) -> None:
+    """Wait (bounded) until the process has installed a handler for `sig`: its SigCgt mask in /proc says so."""
+    deadline = time.monotonic() + WAIT
+    bit = 1 << (sig.value - 1)
+    while time.monotonic() < deadline:
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("SigCgt:") and int(line.split()[1], 16) & bit:
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never installed a {sig.name} handler")
+
+
+def payload(job_id: str, tool: str = "mcp__gemini-relay__gemini-run") -> str:
+    reply = json.dumps({"job_id": job_id, "state": "running"})
+    return json.dumps({"hook_event_name": "PostToolUse", "tool_name": tool,
+                       "tool_response": [{"type": "text", "text": reply}]})  # fmt: skip
+
+
+def test_hook_wait_wakes_the_agent_when_an_uncollected_job_finishes(store: FileJobStore) -> None:
+    make_job(store, "h1", running=False, result=RunState.DONE)
+    woke = cli(["hook-wait"], store.root, stdin=payload("h1"))
+    assert woke.returncode == 2
+    assert woke.stderr.strip().splitlines() == [
+        'gemini-relay: job h1 finished: done. Collect the result with gemini-status {"jobId": "h1"}.'
+    ]
+
+
+def test_hook_wait_is_silent_when_the_result_was_already_collected(store: FileJobStore) -> None:
+    make_job(store, "h2", running=False, result=RunState.DONE)
+    store.mark_collected("h2")
+    quiet = cli(["hook-wait"], store.root, stdin=payload("h2"))
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+def test_hook_wait_ignores_other_tools_and_garbage(store: FileJobStore) -> None:
+    assert cli(["hook-wait"], store.root, stdin=payload("x", tool="mcp__gemini-relay__gemini-ask")).returncode == 0
+    assert cli(["hook-wait"], store.root, stdin="not json").returncode == 0
+
+
+def test_hook_wait_wakes_on_its_own_timeout_with_a_distinct_message(store: FileJobStore) -> None:
+    make_job(store, "h3", running=True)
+    woke = cli(["hook-wait", "--timeout", "0.3"], store.root, stdin=payload("h3"))
+    assert woke.returncode == 2 and "is still running after 0.3s" in woke.stderr
+
+
+def test_hook_wait_wakes_on_sigterm_with_a_distinct_message(store: FileJobStore) -> None:
+    make_job(store, "h4", running=True)
+    env = {"PATH": os.environ["PATH"], "GEMINI_RELAY_STATE_DIR": str(store.root), "HOME": str(store.root)}
+    stdin = store.root / "payload.json"
+    stdin.write_text(payload("h4"), encoding="utf-8")
+    with stdin.open("rb") as feed:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gemini_relay", "hook-wait"],
+            stdin=feed,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+    wait_until_catching(proc.pid, signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 2 and "stopped waiting for job h4 (SIGTERM); it keeps running" in err
+
+
+def test_doctor_exits_0_on_a_ready_setup_and_reports_the_job_store(relay: Relay) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gemini_relay", "doctor"],
+        capture_output=True, text=True, env=relay.env, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (
+        "Verdict: ✅ System Ready" in proc.stdout and "## Job store" in proc.stdout and "writable: yes" in proc.stdout
+    )
+
+
+def test_doctor_exits_1_when_the_cli_is_missing(relay: Relay) -> None:
+    env = {**relay.env, "GEMINI_CLI_PATH": str(relay.base / "missing" / "gemini")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gemini_relay", "doctor"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1 and "Action needed" in proc.stdout
+    assert subprocess.run([sys.executable, "-m", "gemini_relay", "doctor", "--bogus"], capture_output=True,
+                          env=env, timeout=60, check=False).returncode == 2  # fmt: skip

@@ -1,0 +1,61 @@
+"""Settings added with the review toolset: the fallback model per backend, pacing and the queue wait limit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gemini_relay.config import Settings
+from gemini_relay.errors import ConfigError
+from gemini_relay.jobs.pacing import PacingPolicy
+from gemini_relay.jobs.vocabulary import BackendName
+
+
+def settings(tmp_path: Path, **env: str) -> Settings:
+    return Settings.from_env({"GEMINI_RELAY_PROJECT_ROOT": str(tmp_path), **env})
+
+
+def test_the_fallback_model_defaults_per_backend(tmp_path: Path) -> None:
+    made = settings(tmp_path)
+    assert made.fallback_for(BackendName.GEMINI) == "gemini-2.5-flash"
+    assert made.fallback_for(BackendName.AGY) is None
+
+
+@pytest.mark.parametrize("value", ["none", "NONE", "off"])
+def test_none_disables_the_fallback_everywhere(tmp_path: Path, value: str) -> None:
+    made = settings(tmp_path, GEMINI_FALLBACK_MODEL=value)
+    assert made.fallback_for(BackendName.GEMINI) is None and made.fallback_for(BackendName.AGY) is None
+
+
+def test_an_explicit_fallback_model_applies_to_every_backend(tmp_path: Path) -> None:
+    made = settings(tmp_path, GEMINI_FALLBACK_MODEL=" gemini-3.8-flash-low ")
+    assert made.fallback_for(BackendName.AGY) == "gemini-3.8-flash-low"
+
+
+def test_pacing_defaults_to_no_gap_a_200_ms_jitter_and_a_ten_minute_queue_wait(tmp_path: Path) -> None:
+    assert settings(tmp_path).pacing() == PacingPolicy(min_gap=0.0, jitter=0.2, max_wait=600.0)
+
+
+def test_pacing_reads_milliseconds_and_seconds(tmp_path: Path) -> None:
+    made = settings(tmp_path, GEMINI_RELAY_MIN_GAP_MS="1500", GEMINI_RELAY_JITTER_MS="0", GEMINI_RELAY_QUEUE_WAIT="45")
+    assert made.pacing() == PacingPolicy(min_gap=1.5, jitter=0.0, max_wait=45.0)
+    assert settings(tmp_path, GEMINI_RELAY_QUEUE_WAIT="none").pacing().max_wait is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("GEMINI_RELAY_MIN_GAP_MS", "-1", "must be a finite number ≥ 0"),
+        ("GEMINI_RELAY_JITTER_MS", "abc", "is not a number of milliseconds"),
+        ("GEMINI_RELAY_JITTER_MS", "inf", "must be a finite number ≥ 0"),
+        ("GEMINI_RELAY_QUEUE_WAIT", "0", "must be greater than 0"),
+        ("GEMINI_RELAY_QUEUE_WAIT", "soon", "is not a number"),
+    ],
+)
+def test_bad_pacing_values_fail_at_startup_naming_the_variable(
+    tmp_path: Path, name: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=name) as caught:
+        settings(tmp_path, **{name: value})
+    assert message in str(caught.value)

@@ -1,0 +1,220 @@
+"""Durable jobs through the MCP client: runs outlive their client and their server, and are collected later."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
+from tests.harness import Relay, install_fake_agy, processes_using, wait_no_cli_processes
+from tests.test_server_surface import text_of
+
+pytestmark = pytest.mark.anyio
+
+JOBS = {"GEMINI_RELAY_TOOLSETS": "jobs"}
+
+
+async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, text_of(result)
+    data: dict[str, Any] = json.loads(text_of(result))
+    return data
+
+
+def server_pids(relay: Relay) -> list[int]:
+    """The relay server processes of this test (not supervisors, not CLIs)."""
+    found = []
+    for pid in processes_using(relay.home):
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"gemini_relay" in cmdline and b"run-job" not in cmdline:
+            found.append(pid)
+    return found
+
+
+async def test_run_answers_at_once_and_wait_collects_the_whole_answer(relay: Relay) -> None:
+    async with relay.client(**JOBS) as client:
+        tools = [t.name for t in (await client.list_tools()).tools]
+        started = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.3]] hello"})
+        done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
+        status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
+        listed = await call_json(client, "gemini-jobs", {})
+    assert tools[11:] == ["gemini-run", "gemini-status", "gemini-wait", "gemini-jobs"]
+    assert started["state"] in ("queued", "starting", "running")
+    assert started["conversation_id"]  # the Gemini CLI's session id is known at once
+    assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
+    assert done["partial"] is False and done["conversation_id"] == started["conversation_id"]
+    assert done["usage"]["input_tokens"] == 12
+    assert status == done
+    assert listed["jobs"][0]["job_id"] == started["job_id"]
+
+
+async def test_a_job_survives_its_server_being_killed_and_a_new_server_collects_it(relay: Relay) -> None:
+    with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server, however it surfaces
+        async with relay.client(**JOBS) as client:
+            started = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.4]] survive"})
+            for pid in server_pids(relay):
+                os.kill(pid, signal.SIGKILL)
+            await client.call_tool("gemini-ping", {})
+    async with relay.client(**JOBS) as client:
+        done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
+    assert done["state"] == "done"
+    assert done["result"] == "".join(SLOW_CHUNKS)
+
+
+def raw_server(relay: Relay, **env: str) -> subprocess.Popen[bytes]:
+    """The server driven with raw JSON-RPC, so a test can hang up without any MCP-level goodbye."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gemini_relay"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,  # responses are not read: the test only needs the server to get the call
+        stderr=subprocess.DEVNULL,
+        env={**relay.env, **env},
+        cwd=relay.project,
+    )
+
+
+def send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+    proc.stdin.flush()
+
+
+async def test_a_sync_call_whose_client_vanishes_finishes_and_stays_collectable(relay: Relay) -> None:
+    proc = raw_server(relay, **JOBS)
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    send(proc, {"id": 1, "method": "initialize", "params": init})
+    send(proc, {"method": "notifications/initialized"})
+    call = {"name": "gemini-ask", "arguments": {"prompt": "[[fake:slow:0.4]] keep going"}}
+    send(proc, {"id": 2, "method": "tools/call", "params": call})
+    await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 20.0)
+    assert proc.stdin is not None
+    proc.stdin.close()  # the client is gone: stdin closed, no notifications/cancelled
+    await anyio.to_thread.run_sync(proc.wait, 20.0)
+    async with relay.client(**JOBS) as client:
+        listed = await call_json(client, "gemini-jobs", {})
+        job = listed["jobs"][0]
+        done = await call_json(client, "gemini-wait", {"jobId": job["job_id"]})
+    assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
+
+
+async def test_an_explicit_mcp_cancel_still_stops_the_job(relay: Relay) -> None:
+    async with relay.client(**JOBS) as client:
+        async with anyio.create_task_group() as tg:
+
+            async def ask() -> None:
+                await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
+
+            tg.start_soon(ask)
+            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 20.0)
+            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+        await wait_no_cli_processes(relay.home)
+        with anyio.fail_after(20):
+            while (await call_json(client, "gemini-jobs", {}))["jobs"][0]["state"] != "cancelled":
+                await anyio.sleep(0.05)
+
+
+async def test_the_same_idempotency_key_returns_the_same_job_and_another_request_is_refused(relay: Relay) -> None:
+    async with relay.client(**JOBS) as client:
+        first = await call_json(client, "gemini-run", {"prompt": "once", "idempotencyKey": "k-1"})
+        again = await call_json(client, "gemini-run", {"prompt": "once", "idempotencyKey": "k-1"})
+        other = await client.call_tool("gemini-run", {"prompt": "something else", "idempotencyKey": "k-1"})
+        await call_json(client, "gemini-wait", {"jobId": first["job_id"]})
+    assert again["job_id"] == first["job_id"]
+    assert other.is_error and "already bound to a different request" in text_of(other)
+    assert len(relay.main_requests()) == 1
+
+
+async def test_continuing_a_conversation_that_is_running_is_refused_across_servers(relay: Relay) -> None:
+    async with relay.client(**JOBS) as first:
+        seed = await call_json(first, "gemini-run", {"prompt": "seed"})
+        await call_json(first, "gemini-wait", {"jobId": seed["job_id"]})
+        conversation = seed["conversation_id"]
+        busy = await call_json(
+            first, "gemini-run", {"prompt": "[[fake:slow:0.5]] more", "conversationId": conversation}
+        )
+        async with relay.client(**JOBS) as second:
+            refused = await second.call_tool("gemini-run", {"prompt": "clash", "conversationId": conversation})
+            fresh = await call_json(second, "gemini-run", {"prompt": "a fresh run is never serialized"})
+            await call_json(second, "gemini-wait", {"jobId": fresh["job_id"]})
+        await call_json(first, "gemini-wait", {"jobId": busy["job_id"]})
+        after = await call_json(first, "gemini-run", {"prompt": "now it is free", "conversationId": conversation})
+        await call_json(first, "gemini-wait", {"jobId": after["job_id"]})
+    assert refused.is_error and "already has a run in flight" in text_of(refused)
+
+
+async def test_cancel_by_job_id_stops_the_job_and_its_process_group(relay: Relay) -> None:
+    async with relay.client(**JOBS) as client:
+        started = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
+        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 20.0)
+        cancelled = await client.call_tool("gemini-cancel", {"jobId": started["job_id"]})
+        status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
+        await wait_no_cli_processes(relay.home)
+    assert text_of(cancelled).startswith(f"Cancelled job {started['job_id']} (cancelled")
+    assert status["state"] == "cancelled"
+
+
+async def test_a_killed_supervisor_leaves_an_interrupted_job_with_its_text_and_no_process(relay: Relay) -> None:
+    async with relay.client(**JOBS) as client:
+        started = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
+        job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
+        with anyio.fail_after(20):
+            while (
+                "Partial answer" not in (job_dir / "out.txt").read_text(encoding="utf-8", errors="replace")
+                if (job_dir / "out.txt").exists()
+                else True
+            ):
+                await anyio.sleep(0.05)
+        supervisor = json.loads((job_dir / "supervisor.json").read_text(encoding="utf-8"))
+        os.kill(supervisor["pid"], signal.SIGKILL)
+        with anyio.fail_after(20):
+            while (status := await call_json(client, "gemini-status", {"jobId": started["job_id"]}))["state"] in (
+                "starting",
+                "running",
+            ):
+                await anyio.sleep(0.05)
+        await wait_no_cli_processes(relay.home)
+    assert status["state"] == "failed" and status["failure_reason"] == "interrupted"
+    assert status["partial"] is True and "Partial answer" in status["result"]
+
+
+async def test_a_recycled_pid_is_not_mistaken_for_a_live_supervisor(relay: Relay) -> None:
+    async with relay.client(**JOBS) as client:
+        started = await call_json(client, "gemini-run", {"prompt": "quick"})
+        await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
+        job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
+        (job_dir / "exit_code").unlink()  # as if the supervisor died before its result...
+        # ...and its pid now belongs to this very test process, with another start time.
+        (job_dir / "supervisor.json").write_text(json.dumps({"pid": os.getpid(), "start_ticks": 1}), encoding="utf-8")
+        status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
+    assert status["state"] == "failed" and status["failure_reason"] == "interrupted"
+
+
+async def test_an_optional_run_is_refused_when_the_agy_quota_runs_low(agy_relay: Relay) -> None:
+    low = [{"name": "Gemini Models", "buckets": [{"id": "g-5h", "name": "Five Hour Limit Remaining",
+            "remaining_fraction": 0.1, "reset_time": "2099-10-02T16:59:24Z"}]}]  # fmt: skip
+    install_fake_agy(agy_relay.base / "bin", agy_relay.base / "fake-agy.log", usage=json.dumps(low))
+    async with agy_relay.client(**JOBS) as client:
+        open_before = await call_json(client, "gemini-run", {"prompt": "no reading yet", "priority": "optional"})
+        await client.call_tool("gemini-doctor", {})  # takes (and caches) the quota reading
+        refused = await client.call_tool("gemini-run", {"prompt": "later", "priority": "optional"})
+        normal = await call_json(client, "gemini-run", {"prompt": "normal priority runs"})
+        await call_json(client, "gemini-wait", {"jobId": open_before["job_id"]})
+        await call_json(client, "gemini-wait", {"jobId": normal["job_id"]})
+    text = text_of(refused)
+    assert refused.is_error and "Refused an optional-priority run" in text
+    assert "Gemini Models: low" in text and "10% left" in text and "2099-10-02T16:59:24Z" in text
+
+
+async def test_jobs_answer_through_the_sync_tools_unchanged(relay: Relay) -> None:
+    async with relay.client(**JOBS) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "plain"})
+    assert text_of(result).startswith(f"Gemini response:\n{echo_text('plain')}\n\n🧵 conversationId: ")
