@@ -26,15 +26,15 @@ from gemini_relay.backends.agy_models import FALLBACK_MODELS, Catalog, fetch_age
 from gemini_relay.backends.agy_sessions import ConversationListing, agy_state_dir, list_conversations
 from gemini_relay.backends.agy_usage import UsageProbe, UsageReading
 from gemini_relay.backends.agy_version import AgyVersion, require_floor
+from gemini_relay.backends.cli import run_cli
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, run_probe
 from gemini_relay.config import Settings
-from gemini_relay.errors import BackendUnavailable, ConfigError, RunFailed
+from gemini_relay.errors import BackendUnavailable, ConfigError
 from gemini_relay.jobs.models import RunRecord, RunSpec
-from gemini_relay.jobs.vocabulary import BackendName, FailureReason, RunState
-from gemini_relay.log import logger, redact_argv
+from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.log import logger
 from gemini_relay.streams.agy import AgyDecoder
-from gemini_relay.supervise.process import ProcessSpec, SpawnError, run_process
 
 INSTALL_HINT = (
     "Install agy (the Antigravity CLI) and sign in once by running `agy` in a terminal, or set AGY_CLI_PATH to the "
@@ -224,28 +224,16 @@ class AgyBackend:
             record.note(notice)
         record.model = inv.model or record.model
         decoder = AgyDecoder()
-
-        def on_stdout(chunk: bytes) -> None:
-            for event in decoder.push(chunk):
-                record.apply(event)
-
-        def on_spawn(pid: int) -> None:
-            record.pid = pid
-            record.state = RunState.RUNNING
-
-        logger.info("Spawning: %s", redact_argv(inv.argv))
-        try:
-            exit_ = await run_process(
-                ProcessSpec(argv=inv.argv, env=self.env(), cwd=_physical(spec.cwd), stdin=inv.stdin),
-                on_stdout,
-                grace=self._settings.kill_grace,
-                on_spawn=on_spawn,
-            )
-        except SpawnError as exc:
-            raise RunFailed(f"{exc.strerror}. {INSTALL_HINT}", reason=FailureReason.SPAWN_FAILED) from exc
-        finally:
-            for event in decoder.flush():
-                record.apply(event)
+        exit_ = await run_cli(
+            record,
+            inv.argv,
+            env=self.env(),
+            cwd=_physical(spec.cwd),
+            stdin=inv.stdin,
+            decoder=decoder,
+            grace=self._settings.kill_grace,
+            install_hint=INSTALL_HINT,
+        )
         if decoder.skipped:
             logger.info("Run %s: skipped %d unreadable stream-json line(s)", record.run_id, decoder.skipped)
             record.note(f"gemini-relay skipped {decoder.skipped} unreadable line(s) in agy's stream-json output.")

@@ -7,17 +7,17 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from gemini_relay.backends.cli import run_cli
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli_args import build_invocation
 from gemini_relay.backends.gemini_cli_errors import classify_exit
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, parse_flags
 from gemini_relay.config import Settings
-from gemini_relay.errors import BackendUnavailable, RunFailed
+from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.vocabulary import BackendName, FailureReason, RunState
-from gemini_relay.log import logger, redact_argv
+from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.log import logger
 from gemini_relay.streams.gemini_cli import GeminiCliDecoder
-from gemini_relay.supervise.process import ProcessSpec, SpawnError, run_process
 
 INSTALL_HINT = (
     "Install it with `npm install -g @google/gemini-cli` (Node 20+) or set GEMINI_CLI_PATH to the gemini binary."
@@ -87,31 +87,21 @@ class GeminiCliBackend:
         env = self.env()
         home = gemini_home(env)
         self._clear_stale_lock(home)
-        decoder = GeminiCliDecoder()
-
-        def on_stdout(chunk: bytes) -> None:
-            for event in decoder.push(chunk):
-                record.apply(event)
-
-        def on_spawn(pid: int) -> None:
-            record.pid = pid
-            record.state = RunState.RUNNING
-
-        logger.info("Spawning: %s", redact_argv(inv.argv))
         self._running_homes[home] = self._running_homes.get(home, 0) + 1
+        decoder = GeminiCliDecoder()
         try:
-            exit_ = await run_process(
-                ProcessSpec(argv=inv.argv, env=env, cwd=spec.cwd, stdin=inv.stdin.encode("utf-8")),
-                on_stdout,
+            exit_ = await run_cli(
+                record,
+                inv.argv,
+                env=env,
+                cwd=spec.cwd,
+                stdin=inv.stdin.encode("utf-8"),
+                decoder=decoder,
                 grace=self._settings.kill_grace,
-                on_spawn=on_spawn,
+                install_hint=INSTALL_HINT,
             )
-        except SpawnError as exc:
-            raise RunFailed(f"{exc.strerror}. {INSTALL_HINT}", reason=FailureReason.SPAWN_FAILED) from exc
         finally:
             self._running_homes[home] -= 1
-            for event in decoder.flush():
-                record.apply(event)
         if decoder.skipped:
             logger.info("Run %s: skipped %d non-JSON stdout line(s)", record.run_id, decoder.skipped)
         failure = classify_exit(exit_.returncode, record, exit_.stderr)

@@ -11,12 +11,12 @@ import json
 from typing import Any
 
 from gemini_relay.streams.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
-from gemini_relay.streams.framing import LineFramer, parse_json_line
+from gemini_relay.streams.framing import NdjsonDecoder
 
 _DENIED_NAME_KEYS = ("tool_name", "tool", "name", "action")
 
 
-class AgyDecoder:
+class AgyDecoder(NdjsonDecoder):
     """Feed stdout bytes; get events.
 
     Beyond the per-line mapping it keeps three bits of run state: the conversation id (so a stream whose `init` was
@@ -25,39 +25,15 @@ class AgyDecoder:
     """
 
     def __init__(self) -> None:
-        self._framer = LineFramer()
-        self._invalid = 0
+        super().__init__()
         self._conversation_id: str | None = None
         self._step_thinking = 0
         self._step_cache_read = 0
         self._streamed = False
 
     @property
-    def skipped(self) -> int:
-        """Lines that could not be used: not JSON objects, or longer than the framer's limit."""
-        return self._invalid + self._framer.dropped
-
-    @property
     def conversation_id(self) -> str | None:
         return self._conversation_id
-
-    def push(self, chunk: bytes) -> list[AgentEvent]:
-        return self._lines(self._framer.push(chunk))
-
-    def flush(self) -> list[AgentEvent]:
-        return self._lines(self._framer.flush())
-
-    def _lines(self, lines: list[str]) -> list[AgentEvent]:
-        events: list[AgentEvent] = []
-        for line in lines:
-            if not line.strip():
-                continue
-            obj = parse_json_line(line)
-            if obj is None:
-                self._invalid += 1
-                continue
-            events.extend(self._object(obj))
-        return events
 
     def _object(self, obj: dict[str, Any]) -> list[AgentEvent]:
         events: list[AgentEvent] = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gemini_relay.streams.events import AgentEvent
+
 # agy's init line carries the whole tool list; 8 MiB bounds one line without refusing real output.
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
@@ -70,3 +72,40 @@ def parse_json_line(line: str) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     return value
+
+
+class NdjsonDecoder:
+    """Base of the CLI stream decoders: frames bytes into lines, skips blanks, counts unusable lines.
+
+    Subclasses map one JSON object to events in `_object`.
+    """
+
+    def __init__(self) -> None:
+        self._framer = LineFramer()
+        self._invalid = 0
+
+    @property
+    def skipped(self) -> int:
+        """Lines that could not be used: not JSON objects, or longer than the framer's limit."""
+        return self._invalid + self._framer.dropped
+
+    def push(self, chunk: bytes) -> list[AgentEvent]:
+        return self._lines(self._framer.push(chunk))
+
+    def flush(self) -> list[AgentEvent]:
+        return self._lines(self._framer.flush())
+
+    def _lines(self, lines: list[str]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        for line in lines:
+            if not line.strip():
+                continue
+            obj = parse_json_line(line)
+            if obj is None:
+                self._invalid += 1
+                continue
+            events.extend(self._object(obj))
+        return events
+
+    def _object(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        raise NotImplementedError

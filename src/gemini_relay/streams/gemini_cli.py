@@ -14,35 +14,15 @@ from gemini_relay.streams.events import (
     ToolResult,
     Usage,
 )
-from gemini_relay.streams.framing import LineFramer, parse_json_line
+from gemini_relay.streams.framing import NdjsonDecoder
 
 
-class GeminiCliDecoder:
+class GeminiCliDecoder(NdjsonDecoder):
     """Feed stdout bytes; get events. Non-JSON lines (CLI warnings on stdout) are skipped and counted."""
 
-    def __init__(self) -> None:
-        self._framer = LineFramer()
-        self.skipped = 0
-
-    def push(self, chunk: bytes) -> list[AgentEvent]:
-        return self._lines(self._framer.push(chunk))
-
-    def flush(self) -> list[AgentEvent]:
-        return self._lines(self._framer.flush())
-
-    def _lines(self, lines: list[str]) -> list[AgentEvent]:
-        events: list[AgentEvent] = []
-        for line in lines:
-            if not line.strip():
-                continue
-            obj = parse_json_line(line)
-            if obj is None:
-                self.skipped += 1
-                continue
-            event = decode_event(obj)
-            if event is not None:
-                events.append(event)
-        return events
+    def _object(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        event = decode_event(obj)
+        return [event] if event is not None else []
 
 
 def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
