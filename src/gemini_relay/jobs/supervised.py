@@ -34,7 +34,7 @@ from gemini_relay.supervise.liveness import describe, is_alive, signal_if_alive
 from gemini_relay.supervise.process import stop_group
 from gemini_relay.supervise.spawn import start_detached
 
-POLL_INTERVAL = 0.1  # how often a follower reads the job's records; cheap stat + small reads
+POLL_INTERVAL = 0.05  # how often a follower reads the job's records: a few small reads; bounds answer latency
 CANCEL_SETTLE = 5.0  # after the grace: time for the supervisor to write the cancelled result
 
 
