@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.models import RunSpec
 from gemini_relay.jobs.store import JobMeta, JobResult, Progress
-from gemini_relay.jobs.vocabulary import BackendName, RunState
 from gemini_relay.supervise.liveness import describe
 from tests.harness import Relay
 

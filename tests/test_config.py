@@ -13,8 +13,8 @@ from gemini_relay.config import (
     DEFAULT_TIMEOUT_MINUTES,
     Settings,
 )
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
-from gemini_relay.jobs.vocabulary import BackendName
 
 
 def settings(tmp_path: Path, **env: str) -> Settings:

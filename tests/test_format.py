@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gemini_relay.core.events import Usage
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.format import (
     NOTICE_MARKER,
@@ -13,8 +15,6 @@ from gemini_relay.format import (
     usage_line,
     with_notices,
 )
-from gemini_relay.jobs.vocabulary import FailureReason
-from gemini_relay.streams.events import Usage
 
 USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23)
 

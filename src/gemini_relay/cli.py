@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         return hook_wait(args.timeout)
     configure()
     if args.command == "run-job":
-        from gemini_relay.supervise.supervisor import run_job
+        from gemini_relay.jobs.supervisor import run_job
 
         return run_job(args.dir, lock_fds=args.lock_fd, claim_fd=args.claim_fd)
     from gemini_relay.app import build_deps  # the tool layer: not needed by run-job, wait-job, hook-wait

@@ -13,7 +13,7 @@ RelayError
 
 from __future__ import annotations
 
-from gemini_relay.jobs.vocabulary import FailureReason
+from gemini_relay.core.vocabulary import FailureReason
 
 
 class RelayError(Exception):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gemini_relay.core.events import Usage
 from gemini_relay.errors import RunFailed
-from gemini_relay.streams.events import Usage
 
 RESPONSE_PREFIX = "Gemini response:"
 THREAD_MARKER = "🧵 conversationId:"

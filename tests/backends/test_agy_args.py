@@ -22,8 +22,8 @@ from gemini_relay.backends.agy_args import (
     stream_json_user_line,
 )
 from gemini_relay.backends.agy_models import FALLBACK_MODELS, ModelInfo
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import ConfigError, InputError
-from gemini_relay.jobs.models import RunSpec
 from tests.fakes.fake_agy import HELP_LEVELS, MODELS, help_text
 
 CATALOG = tuple(ModelInfo(i, label) for i, label in MODELS)

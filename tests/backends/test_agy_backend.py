@@ -13,10 +13,11 @@ import pytest
 
 from gemini_relay.backends.agy import AgyBackend
 from gemini_relay.backends.agy_errors import PRINT_TIMEOUT_NOTICE, is_partial
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import BackendUnavailable, ConfigError, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import RunOutcome, RunRecord, RunSpec
-from gemini_relay.jobs.vocabulary import BackendName, FailureReason
+from gemini_relay.jobs.models import RunOutcome, RunRecord
 from gemini_relay.supervise._posix import group_members
 from tests.backends.conftest import FAKE_AGY, AgyWorld
 

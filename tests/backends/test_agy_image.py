@@ -20,10 +20,10 @@ from gemini_relay.backends.agy_image import (
     resolve_output_path,
     save_generated_image,
 )
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import InputError, RunFailed
 from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import RunSpec
-from gemini_relay.jobs.vocabulary import BackendName
 from tests.backends.conftest import AgyWorld
 from tests.fakes.fake_agy import png
 

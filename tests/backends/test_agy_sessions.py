@@ -18,9 +18,9 @@ from gemini_relay.backends.agy_sessions import (
     read_last_conversations,
     transcript_path,
 )
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import RunSpec
-from gemini_relay.jobs.vocabulary import BackendName
 from tests.backends.conftest import AgyWorld
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gemini_relay.backends.capacity import CapacityFailure, capacity_of, classify_capacity
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
-from gemini_relay.jobs.vocabulary import FailureReason
 
 
 @pytest.mark.parametrize(

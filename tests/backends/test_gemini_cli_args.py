@@ -17,8 +17,8 @@ from gemini_relay.backends.gemini_cli_args import (
     with_schema_instruction,
 )
 from gemini_relay.backends.probe import parse_flags
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.models import RunSpec
 
 HELP = Path(__file__).resolve().parents[1] / "data" / "streams" / "gemini-cli-0.61.0-help.txt"
 FLAGS = parse_flags(HELP.read_text(encoding="utf-8"))

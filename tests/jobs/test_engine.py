@@ -16,11 +16,7 @@ import anyio
 import pytest
 from anyio.abc import TaskStatus
 
-from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
-from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import TAIL_CHARS, RunOutcome, RunRecord, RunSpec
-from gemini_relay.jobs.vocabulary import BackendName, FailureReason, RunState
-from gemini_relay.streams.events import (
+from gemini_relay.core.events import (
     AgentEvent,
     Finished,
     SessionStarted,
@@ -30,6 +26,11 @@ from gemini_relay.streams.events import (
     ToolResult,
     Usage,
 )
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
+from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
+from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.models import TAIL_CHARS, RunOutcome, RunRecord
 
 BOUND = 5.0
 USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23)

@@ -6,10 +6,10 @@ import stat
 import time
 from pathlib import Path
 
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.models import RunSpec
 from gemini_relay.jobs.store import JobMeta
-from gemini_relay.jobs.vocabulary import BackendName
 
 
 def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
 from gemini_relay.streams.agy import AgyDecoder, decode_event
-from gemini_relay.streams.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
 from gemini_relay.streams.framing import MAX_LINE_BYTES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "streams"

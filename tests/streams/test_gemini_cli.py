@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gemini_relay.streams.events import (
+from gemini_relay.core.events import (
     AgentEvent,
     Finished,
     SessionStarted,

@@ -30,9 +30,10 @@ from gemini_relay.backends.cli import run_cli
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, run_probe
 from gemini_relay.config import Settings
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, ConfigError
-from gemini_relay.jobs.models import RunRecord, RunSpec
-from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.jobs.models import RunRecord
 from gemini_relay.log import logger
 from gemini_relay.streams.agy import AgyDecoder
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from gemini_relay.backends.agy_models import ModelInfo
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import ConfigError, InputError
-from gemini_relay.jobs.models import RunSpec
 
 # The relay's cross-backend aliases, as agy ids (V-Songbird/gemini-relay's mapping).
 MODEL_ALIASES = {"flash": "gemini-3.8-flash-high", "pro": "gemini-3.1-pro-high"}

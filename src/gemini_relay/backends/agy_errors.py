@@ -13,9 +13,9 @@ import re
 import signal
 from dataclasses import dataclass
 
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.vocabulary import FailureReason
 
 STDERR_SCAN_BYTES = 2000  # agy-mcp reads AGY_ERROR only from this much of the tail
 DETAIL_LINES = 40  # stderr lines quoted in a message; enough for "Available models: ..." refusals

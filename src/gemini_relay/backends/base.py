@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.vocabulary import BackendName
 
 
 class Backend(Protocol):

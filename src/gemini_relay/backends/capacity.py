@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
-from gemini_relay.jobs.vocabulary import FailureReason
 
 __all__ = ["CapacityFailure", "CapacityKind", "capacity_of", "classify_capacity"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.vocabulary import FailureReason, RunState
 from gemini_relay.log import logger, redact_argv
 from gemini_relay.streams.framing import NdjsonDecoder
 from gemini_relay.supervise.process import ProcessExit, ProcessSpec, SpawnError, run_process

@@ -13,9 +13,9 @@ from gemini_relay.backends.gemini_cli_args import build_invocation
 from gemini_relay.backends.gemini_cli_errors import classify_exit
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, parse_flags
 from gemini_relay.config import Settings
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.vocabulary import BackendName
 from gemini_relay.log import logger
 from gemini_relay.streams.gemini_cli import GeminiCliDecoder
 

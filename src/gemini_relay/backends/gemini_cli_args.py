@@ -7,8 +7,8 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.models import RunSpec
 
 # Aliases the relay accepts on every backend, mapped to Gemini CLI model ids.
 MODEL_ALIASES = {

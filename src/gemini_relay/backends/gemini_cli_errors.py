@@ -6,9 +6,9 @@ import json
 import re
 import signal
 
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.vocabulary import FailureReason
 
 # In json/stream-json mode an API error exits with (HTTP status & 0xFF).
 _HTTP_BY_RC = {status & 0xFF: status for status in (400, 401, 403, 404, 408, 409, 429, 500, 502, 503, 504)}

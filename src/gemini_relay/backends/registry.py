@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.config import Settings
-from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.core.vocabulary import BackendName
 
 
 @dataclass(frozen=True)

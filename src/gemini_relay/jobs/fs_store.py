@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.store import (
     JobConflict,
     JobMeta,
@@ -22,7 +23,6 @@ from gemini_relay.jobs.store import (
     Progress,
     dumps,
 )
-from gemini_relay.jobs.vocabulary import RunState
 
 META = "meta.json"
 SUPERVISOR = "supervisor.json"

@@ -6,11 +6,9 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from gemini_relay.jobs.vocabulary import BackendName, FailureReason, RunState
-from gemini_relay.streams.events import (
+from gemini_relay.core.events import (
     AgentEvent,
     Finished,
     SessionStarted,
@@ -20,33 +18,13 @@ from gemini_relay.streams.events import (
     ToolResult,
     Usage,
 )
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 
 TAIL_CHARS = 150  # the progress keepalive quotes this much of the latest output
 
 # Tool-result error types that mean "the agent tried and was not allowed".
 _DENIED_TYPES = frozenset({"policy_violation", "tool_not_registered", "permission_denied", "denied"})
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything a backend needs to start one run. `explicit` names the options the caller set on purpose."""
-
-    tool: str
-    prompt: str
-    cwd: Path
-    model: str | None = None
-    effort: str | None = None
-    mode: str | None = None  # "plan" | "accept-edits"
-    json_schema: dict[str, Any] | None = None
-    add_dirs: tuple[Path, ...] = ()
-    conversation_id: str | None = None
-    session_id: str | None = None  # a fresh run's id chosen up front, for backends that accept one (Gemini CLI)
-    agent: str | None = None
-    allow_slash_commands: bool = False
-    skip_permissions: bool = False
-    sandbox: bool = False
-    timeout_seconds: float = 45 * 60.0
-    explicit: frozenset[str] = frozenset()
 
 
 @dataclass

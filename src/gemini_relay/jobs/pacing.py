@@ -26,8 +26,8 @@ from typing import Any
 
 import anyio
 
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.vocabulary import FailureReason
 
 __all__ = ["Admission", "PacingPolicy", "Pacer", "QueueWaitExceeded"]
 

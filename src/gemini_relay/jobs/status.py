@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.jobs.store import JobMeta, JobResult, JobStore
-from gemini_relay.jobs.vocabulary import FailureReason, RunState
 from gemini_relay.supervise.liveness import is_alive
 
 INTERRUPTED = "the job's supervisor exited without writing a result (interrupted)"

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.models import RunSpec
-from gemini_relay.jobs.vocabulary import BackendName, FailureReason, RunState
 
 # Shell-convention exit sentinels written last by the supervisor (agy-mcp's contract).
 EXIT_DONE = 0

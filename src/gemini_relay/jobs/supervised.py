@@ -20,6 +20,8 @@ from dataclasses import asdict
 import anyio
 
 from gemini_relay.backends.base import Backend
+from gemini_relay.core.events import TextDelta, Usage
+from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunCancelled, RunFailed
 from gemini_relay.jobs.fs_store import OUT, FileJobStore
 from gemini_relay.jobs.locks import acquire_conversation_lock, try_claim_job
@@ -27,9 +29,7 @@ from gemini_relay.jobs.models import RunOutcome, RunRecord
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.status import JobStatus, derive_status
 from gemini_relay.jobs.store import EXIT_CANCELLED, EXIT_FAILED, JobConflict, JobMeta, JobResult, ProcessInfo
-from gemini_relay.jobs.vocabulary import FailureReason, RunState
 from gemini_relay.log import logger
-from gemini_relay.streams.events import TextDelta, Usage
 from gemini_relay.supervise.liveness import describe, is_alive, signal_if_alive
 from gemini_relay.supervise.process import stop_group
 from gemini_relay.supervise.spawn import start_detached

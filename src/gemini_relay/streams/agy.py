@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gemini_relay.streams.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
 from gemini_relay.streams.framing import NdjsonDecoder
 
 _DENIED_NAME_KEYS = ("tool_name", "tool", "name", "action")

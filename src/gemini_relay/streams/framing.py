@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gemini_relay.streams.events import AgentEvent
+from gemini_relay.core.events import AgentEvent
 
 # agy's init line carries the whole tool list; 8 MiB bounds one line without refusing real output.
 MAX_LINE_BYTES = 8 * 1024 * 1024

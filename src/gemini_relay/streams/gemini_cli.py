@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gemini_relay.streams.events import (
+from gemini_relay.core.events import (
     AgentEvent,
     Finished,
     SessionStarted,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gemini_relay.jobs.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, doctor, image, jobs, plan, review, structured
 from gemini_relay.tools.context import ToolDef
 from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName

@@ -7,9 +7,9 @@ from gemini_relay.backends.agy_models import FALLBACK_MODELS, FALLBACK_NOTICE, C
 from gemini_relay.backends.gemini_cli import gemini_home
 from gemini_relay.backends.gemini_cli_args import KNOWN_MODELS, MODEL_ALIASES
 from gemini_relay.backends.gemini_sessions import Conversation, list_conversations
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.format import with_notices
-from gemini_relay.jobs.vocabulary import BackendName
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import ConversationsInput, EmptyInput

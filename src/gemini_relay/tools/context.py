@@ -16,12 +16,12 @@ from gemini_relay.backends.gemini_cli import GeminiCliBackend
 from gemini_relay.backends.registry import BackendSelector, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.maintenance import SWEEP_INTERVAL, orphaned_queued, sweep
 from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.supervised import SupervisedRunner
-from gemini_relay.jobs.vocabulary import BackendName
 from gemini_relay.log import logger
 from gemini_relay.tools.names import ToolName
 from gemini_relay.tools.progress import CallProgress

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import EmptyInput, PingInput, TimeoutTestInput

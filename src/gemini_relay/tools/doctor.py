@@ -9,8 +9,8 @@ from gemini_relay import __version__
 from gemini_relay.backends.agy_usage import QuotaLevel
 from gemini_relay.backends.gemini_auth import gemini_auth_state
 from gemini_relay.backends.probe import run_probe
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
-from gemini_relay.jobs.vocabulary import BackendName
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import EmptyInput

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 from gemini_relay.backends.agy_image import image_prompt
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.format import with_notices
-from gemini_relay.jobs.vocabulary import BackendName
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import PromptRequest, run_prompt

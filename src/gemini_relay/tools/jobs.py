@@ -13,12 +13,12 @@ import anyio
 from gemini_relay.backends.agy_usage import QuotaLevel, group_for_model
 from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.models import RunSpec
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.status import JobStatus, derive_status
 from gemini_relay.jobs.supervised import SupervisedRunner, reap_orphan_cli
-from gemini_relay.jobs.vocabulary import BackendName, RunState
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import inline_notices, parse_schema

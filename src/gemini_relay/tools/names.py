@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from gemini_relay.jobs.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Toolset
 
 
 class ToolName(StrEnum):

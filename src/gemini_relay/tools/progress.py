@@ -11,8 +11,8 @@ from typing import TypeVar
 
 import anyio
 
+from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.vocabulary import RunState
 
 T = TypeVar("T")
 SendProgress = Callable[[float, float | None, str], Awaitable[None]]

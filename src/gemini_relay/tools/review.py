@@ -28,9 +28,9 @@ from gemini_relay.content.review import (
     timeout_hint,
 )
 from gemini_relay.content.search import GEMINI_SEARCH_TOOL, GENERIC_SEARCH_TOOL, build_search_prompt, source_urls
+from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import RunFailed, RunTimedOut
 from gemini_relay.format import gemini_reply, with_notices
-from gemini_relay.jobs.vocabulary import BackendName, FailureReason
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress

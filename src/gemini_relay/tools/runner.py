@@ -15,9 +15,10 @@ from gemini_relay.content.git_diff import GitError, git_env
 from gemini_relay.content.guardrail import Snapshot, WriteCheck, compare, take_snapshot
 from gemini_relay.content.inline import InlineResult, inline_references
 from gemini_relay.content.structured import load_schema
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunOutcome, RunRecord, RunSpec
-from gemini_relay.jobs.vocabulary import BackendName
+from gemini_relay.jobs.models import RunOutcome, RunRecord
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress

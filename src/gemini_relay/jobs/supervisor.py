@@ -19,6 +19,8 @@ import anyio
 
 from gemini_relay.backends.factory import build_backends
 from gemini_relay.config import Settings
+from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta, Usage
+from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
@@ -33,9 +35,7 @@ from gemini_relay.jobs.store import (
     JobResult,
     Progress,
 )
-from gemini_relay.jobs.vocabulary import FailureReason, RunState
 from gemini_relay.log import logger
-from gemini_relay.streams.events import AgentEvent, SessionStarted, TextDelta, Usage
 from gemini_relay.supervise.liveness import describe, start_ticks
 
 CANCEL_POLL = 0.25  # the cancel file is the signal-free path (and a backstop for a missed SIGTERM)
