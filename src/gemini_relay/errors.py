@@ -61,8 +61,10 @@ class RunFailed(RelayError):
         retryable: bool | None = None,
         error_id: str | None = None,
         recovery: str | None = None,
+        http_status: int | None = None,
     ) -> None:
         super().__init__(message)
+        self.http_status = http_status  # the upstream's HTTP status when it answered with one (API backend)
         self.reason = reason
         self.partial_text = partial_text
         self.retryable = retryable

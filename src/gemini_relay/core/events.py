@@ -61,6 +61,20 @@ class StreamNotice:
 
 
 @dataclass(frozen=True, slots=True)
+class RunNotice:
+    """Something the caller must be told (a `⚠️` line): an option not honoured, a continuation not taken."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Spawned:
+    """The upstream process started (the run is now `running`); `pid` leads its own process group."""
+
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
 class Finished:
     """The terminal event: the upstream's own verdict on the run.
 
@@ -78,6 +92,7 @@ class Finished:
     has_structured_output: bool = False
     denied_actions: tuple[str, ...] = ()
     session_id: str | None = None
+    partial: bool = False  # the upstream says the text is incomplete even though the run counts as done
 
 
-AgentEvent = SessionStarted | TextDelta | ToolCall | ToolResult | StreamNotice | Finished
+AgentEvent = SessionStarted | TextDelta | ToolCall | ToolResult | StreamNotice | RunNotice | Spawned | Finished
