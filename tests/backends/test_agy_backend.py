@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from gemini_relay.backends.agy import AgyBackend
-from gemini_relay.backends.agy_errors import PRINT_TIMEOUT_NOTICE, is_partial
+from gemini_relay.backends.agy_errors import PRINT_TIMEOUT_NOTICE
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import BackendUnavailable, ConfigError, RunFailed, RunTimedOut
@@ -133,12 +133,12 @@ async def test_a_background_abort_turns_success_into_a_failure_with_the_narratio
 async def test_a_print_timeout_returns_the_partial_text_marked_partial(world: AgyWorld) -> None:
     outcome, record = await execute(world.backend(), spec_for(world, "long [[agy:print_timeout]]"))
     assert outcome.text == "Partial analysis: the first two modules look"
-    assert PRINT_TIMEOUT_NOTICE in outcome.notices and is_partial(record)
+    assert PRINT_TIMEOUT_NOTICE in outcome.notices and record.partial
 
 
 async def test_agys_print_timeout_really_cuts_a_slow_turn(world: AgyWorld) -> None:
     outcome, record = await execute(world.backend(), spec_for(world, "slow [[agy:slow:30]]", timeout_seconds=3.0))
-    assert PRINT_TIMEOUT_NOTICE in outcome.notices and is_partial(record)
+    assert PRINT_TIMEOUT_NOTICE in outcome.notices and record.partial
     argv = world.runs()[-1]["argv"]
     assert argv[argv.index("--print-timeout") + 1] == "1s"
 

@@ -254,7 +254,7 @@ def test_a_print_timeout_success_is_kept_with_a_partial_notice() -> None:
     assert classify_exit(0, rec, PRINT_TIMEOUT, schema_run=False) is None
     for notice in run_notices(rec, PRINT_TIMEOUT, 0):
         rec.note(notice)
-    assert rec.notices == [PRINT_TIMEOUT_NOTICE] and is_partial(rec)
+    assert rec.notices == [PRINT_TIMEOUT_NOTICE] and is_partial(rec.notices)
 
 
 def test_the_print_timeout_matcher_ignores_the_duration_and_needs_all_three_phrases() -> None:
@@ -276,7 +276,7 @@ def test_the_pre_1_1_28_in_band_timeout_is_a_timeout() -> None:
 def test_a_clean_success_is_not_partial() -> None:
     rec = record(status="SUCCESS", response="all done")
     assert classify_exit(0, rec, "", schema_run=False) is None
-    assert run_notices(rec, "", 0) == [] and not is_partial(rec)
+    assert run_notices(rec, "", 0) == [] and not is_partial(rec.notices)
 
 
 # --- §3.4 quota and rate-limit wording ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ running, then waits until the test releases it (or fails it). Tests synchronise 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from gemini_relay.core.events import (
     AgentEvent,
     Finished,
     SessionStarted,
+    Spawned,
     StreamNotice,
     TextDelta,
     ToolCall,
@@ -30,7 +31,8 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import TAIL_CHARS, RunOutcome, RunRecord
+from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.streams.transcript import TAIL_CHARS
 
 BOUND = 5.0
 USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23)
@@ -41,11 +43,10 @@ class Script:
     """What one run does: emit `before`, wait for release, then emit `after` (or raise `error`)."""
 
     before: Sequence[AgentEvent] = ()
-    after: Sequence[AgentEvent] = ()
+    after: Sequence[AgentEvent] = (Finished(ok=True, status="SUCCESS", text="ok"),)
     error: BaseException | None = None
     started: anyio.Event = field(default_factory=anyio.Event)
     release: anyio.Event = field(default_factory=anyio.Event)
-    states_seen: list[RunState] = field(default_factory=list[RunState])
 
 
 class ScriptedBackend:
@@ -75,24 +76,21 @@ class ScriptedBackend:
         self.scripts[prompt] = Script(**kwargs)
         return self.scripts[prompt]
 
-    async def run(self, record: RunRecord) -> None:
-        script = self.scripts[record.spec.prompt]
-        script.states_seen.append(record.state)
-        self.admitted.append(record.spec.prompt)
+    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+        script = self.scripts[spec.prompt]
+        self.admitted.append(spec.prompt)
         self.running += 1
         self.peak = max(self.peak, self.running)
         try:
-            record.pid = 4242
-            record.state = RunState.RUNNING
-            script.states_seen.append(record.state)
+            yield Spawned(4242)
             for event in script.before:
-                record.apply(event)
+                yield event
             script.started.set()
             await script.release.wait()
             if script.error is not None:
                 raise script.error
             for event in script.after:
-                record.apply(event)
+                yield event
         finally:
             self.running -= 1
 
@@ -224,10 +222,12 @@ async def test_a_successful_run_goes_queued_starting_running_done_and_reports_it
     initial = record.state
     assert initial is RunState.QUEUED
     assert record.started_at is None
+    states: list[RunState] = []
+    record.listener = lambda _event: states.append(record.state)
     script.release.set()
     with anyio.fail_after(BOUND):
         outcome = await engine.execute(record)
-    assert script.states_seen == [RunState.STARTING, RunState.RUNNING]
+    assert states[0] is RunState.RUNNING  # the spawn is folded first; the record was STARTING until then
     assert record.state is RunState.DONE
     assert record.started_at is not None
     assert record.ended_at is not None
@@ -273,13 +273,14 @@ async def test_the_upstreams_full_text_and_structured_output_win_over_the_deltas
 
 
 @pytest.mark.anyio
-async def test_a_run_without_a_finished_event_is_reported_as_success_with_the_streamed_text() -> None:
+async def test_a_run_that_ends_without_a_terminal_event_fails_and_keeps_its_streamed_text() -> None:
     backend = ScriptedBackend(BackendName.GEMINI)
-    backend.script("p", before=[TextDelta("only deltas")]).release.set()
+    backend.script("p", before=[TextDelta("only deltas")], after=[]).release.set()
     engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
-    with anyio.fail_after(BOUND):
-        outcome = await engine.execute(engine.new_record(spec("p"), BackendName.GEMINI))
-    assert (outcome.text, outcome.status, outcome.usage, outcome.num_turns) == ("only deltas", "SUCCESS", None, None)
+    with anyio.fail_after(BOUND), pytest.raises(RunFailed) as caught:
+        await engine.execute(engine.new_record(spec("p"), BackendName.GEMINI))
+    assert "without a final result" in caught.value.message
+    assert caught.value.partial_text == "only deltas"
 
 
 @pytest.mark.anyio
@@ -355,7 +356,7 @@ async def test_a_run_past_its_deadline_raises_run_timed_out_with_the_partial_tex
 async def test_the_deadline_starts_when_the_run_is_admitted_not_while_it_queues() -> None:
     backend = ScriptedBackend(BackendName.GEMINI)
     first = backend.script("first")
-    backend.script("second", after=[TextDelta("ok")])
+    backend.script("second", after=[TextDelta("ok"), Finished(ok=True, status="SUCCESS")])
     engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:

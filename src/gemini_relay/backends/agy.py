@@ -8,6 +8,7 @@ once per binary (floor 1.1.15), and `agy --help` decides which flags are sent.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -26,16 +27,17 @@ from gemini_relay.backends.agy_models import FALLBACK_MODELS, Catalog, fetch_age
 from gemini_relay.backends.agy_sessions import ConversationListing, agy_state_dir, list_conversations
 from gemini_relay.backends.agy_usage import UsageProbe, UsageReading
 from gemini_relay.backends.agy_version import AgyVersion, require_floor
-from gemini_relay.backends.cli import run_cli
+from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, run_probe
 from gemini_relay.config import Settings
+from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, ConfigError
-from gemini_relay.jobs.models import RunRecord
 from gemini_relay.log import logger
 from gemini_relay.streams.agy import AgyDecoder
+from gemini_relay.streams.transcript import Transcript
 
 INSTALL_HINT = (
     "Install agy (the Antigravity CLI) and sign in once by running `agy` in a terminal, or set AGY_CLI_PATH to the "
@@ -179,7 +181,7 @@ class AgyBackend:
 
     async def save_image(
         self,
-        record: RunRecord,
+        record: Transcript,
         *,
         since: float,
         output_path: str | None,
@@ -203,13 +205,12 @@ class AgyBackend:
             )
         )
 
-    async def run(self, record: RunRecord) -> None:
+    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
         binary = self.require_binary()
         await self.version(binary)
         caps = await self.capabilities()
         if caps.probed and "--output-format" not in caps.flags:
             raise BackendUnavailable(f"agy at {binary} lists no --output-format in --help. {INSTALL_HINT}")
-        spec = record.spec
         catalog = await self._catalog_for(spec)
         inv = build_invocation(
             str(binary),
@@ -219,14 +220,19 @@ class AgyBackend:
             print_timeout_override=self._settings.agy_print_timeout,
             catalog=catalog.models,
         )
+        seen = Transcript(spec)
         if not caps.probed:
-            record.note("`agy --help` could not be read, so only the flags every agy 1.1.15+ accepts were sent.")
+            yield seen.apply(
+                RunNotice("`agy --help` could not be read, so only the flags every agy 1.1.15+ accepts were sent.")
+            )
         for notice in inv.notices:
-            record.note(notice)
-        record.model = inv.model or record.model
+            yield seen.apply(RunNotice(notice))
+        if inv.model:
+            yield seen.apply(SessionStarted("", model=inv.model))
         decoder = AgyDecoder()
-        exit_ = await run_cli(
-            record,
+        run = CliRun()
+        async for event in stream_cli(
+            seen,
             inv.argv,
             env=self.env(),
             cwd=_physical(spec.cwd),
@@ -234,20 +240,29 @@ class AgyBackend:
             decoder=decoder,
             grace=self._settings.kill_grace,
             install_hint=INSTALL_HINT,
-        )
+            run=run,
+        ):
+            yield event
+        assert run.exit is not None
+        exit_ = run.exit
         if decoder.skipped:
-            logger.info("Run %s: skipped %d unreadable stream-json line(s)", record.run_id, decoder.skipped)
-            record.note(f"gemini-relay skipped {decoder.skipped} unreadable line(s) in agy's stream-json output.")
+            logger.info("Skipped %d unreadable stream-json line(s) of agy", decoder.skipped)
+            yield seen.apply(
+                RunNotice(f"gemini-relay skipped {decoder.skipped} unreadable line(s) in agy's stream-json output.")
+            )
         asked = spec.conversation_id
-        if asked and record.session_id and record.session_id != asked:
-            record.note(f"agy did not continue conversation {asked}; it started a new one ({record.session_id}).")
-        for notice in run_notices(record, exit_.stderr, exit_.returncode):
-            record.note(notice)
-        record.partial = is_partial(record)
-        failure = classify_exit(exit_.returncode, record, exit_.stderr, schema_run=inv.schema_run)
+        if asked and seen.session_id and seen.session_id != asked:
+            yield seen.apply(
+                RunNotice(f"agy did not continue conversation {asked}; it started a new one ({seen.session_id}).")
+            )
+        notices = run_notices(seen, exit_.stderr, exit_.returncode)
+        for notice in notices:
+            yield seen.apply(RunNotice(notice))
+        failure = classify_exit(exit_.returncode, seen, exit_.stderr, schema_run=inv.schema_run)
         if failure is not None:
-            logger.info("Run %s: agy exited %d (%s)", record.run_id, exit_.returncode, failure.reason)
+            logger.info("agy exited %d (%s)", exit_.returncode, failure.reason)
             raise failure
+        yield verdict(seen, partial=is_partial(notices))
 
     async def _catalog_for(self, spec: RunSpec) -> Catalog:
         """The live catalog only when it matters: a label, a family or an effort to fold into the model id."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import re
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.streams.transcript import Transcript
 
 STDERR_SCAN_BYTES = 2000  # agy-mcp reads AGY_ERROR only from this much of the tail
 DETAIL_LINES = 40  # stderr lines quoted in a message; enough for "Available models: ..." refusals
@@ -128,7 +129,7 @@ def print_timed_out(stderr: str) -> bool:
     )
 
 
-def run_notices(record: RunRecord, stderr: str, returncode: int) -> list[str]:
+def run_notices(record: Transcript, stderr: str, returncode: int) -> list[str]:
     """The ⚠️ notices a run earns whatever its verdict: partial text, a non-SUCCESS status, denied actions."""
     notices: list[str] = []
     finished = record.finished
@@ -146,12 +147,12 @@ def run_notices(record: RunRecord, stderr: str, returncode: int) -> list[str]:
     return notices
 
 
-def is_partial(record: RunRecord) -> bool:
+def is_partial(notices: Sequence[str]) -> bool:
     """Whether the run's text is incomplete (print-timeout, no result, an unusual status), read from its notices."""
-    return any(n.startswith(_PARTIAL_PREFIXES) for n in record.notices)
+    return any(n.startswith(_PARTIAL_PREFIXES) for n in notices)
 
 
-def classify_exit(returncode: int, record: RunRecord, stderr: str, *, schema_run: bool) -> RunFailed | None:
+def classify_exit(returncode: int, record: Transcript, stderr: str, *, schema_run: bool) -> RunFailed | None:
     """None when the run succeeded (possibly partially; see run_notices); otherwise the failure to raise."""
     if returncode == 0:
         return _clean_exit(record, stderr, schema_run=schema_run)
@@ -182,7 +183,7 @@ def classify_exit(returncode: int, record: RunRecord, stderr: str, *, schema_run
     return _failed(lead, record, stderr, no_detail=f"{lead} with no error output")
 
 
-def _clean_exit(record: RunRecord, stderr: str, *, schema_run: bool) -> RunFailed | None:
+def _clean_exit(record: Transcript, stderr: str, *, schema_run: bool) -> RunFailed | None:
     finished = record.finished
     if background_aborted(stderr):
         conv = record.session_id
@@ -227,7 +228,7 @@ def _clean_exit(record: RunRecord, stderr: str, *, schema_run: bool) -> RunFaile
     return RunFailed(f"agy reported status {finished.status} without an answer")
 
 
-def _failed(lead: str, record: RunRecord, stderr: str, *, no_detail: str) -> RunFailed:
+def _failed(lead: str, record: Transcript, stderr: str, *, no_detail: str) -> RunFailed:
     agy_error = parse_agy_error(stderr)
     detail = _detail(record, stderr)
     payload_error = record.finished.error if record.finished else None
@@ -256,7 +257,7 @@ def _failed(lead: str, record: RunRecord, stderr: str, *, no_detail: str) -> Run
     )
 
 
-def _detail(record: RunRecord, stderr: str) -> str:
+def _detail(record: Transcript, stderr: str) -> str:
     """The payload's error first, then whatever else stderr says (agy's own refusals verbatim), redacted."""
     primary = (record.finished.error or "").strip() if record.finished else ""
     lines: list[str] = []
@@ -280,7 +281,7 @@ def _detail(record: RunRecord, stderr: str) -> str:
     return redact("\n".join(parts))
 
 
-def _recovery(record: RunRecord, *, quota: bool, retryable: bool | None) -> str | None:
+def _recovery(record: Transcript, *, quota: bool, retryable: bool | None) -> str | None:
     if record.text.strip():
         return None
     conv = record.session_id

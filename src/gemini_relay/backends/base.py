@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Protocol
 
+from gemini_relay.core.events import AgentEvent
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.jobs.models import RunRecord
 
 
 class Backend(Protocol):
-    """One upstream. `run` folds the upstream's events into the record and returns on success.
+    """One upstream. `run` turns it into a stream of typed events that ends in exactly one terminal `Finished`.
 
-    It raises `RunFailed` (classified, with partial text) when the upstream fails, and `BackendUnavailable` when it
-    cannot start at all. Cancelling the caller stops the upstream (a subprocess backend stops its process group).
+    Instead of finishing it raises `RunFailed` (classified: reason, HTTP status, retryable, error id, partial text)
+    when the upstream fails, and `BackendUnavailable` when it cannot start at all. It never sees a job record: the
+    run's state is folded from these events by the engine alone. Closing the stream or cancelling the caller stops
+    the upstream (a subprocess backend stops its process group).
     A backend may spawn per run, or serve runs from a warm process; the engine cannot tell the difference.
     """
 
@@ -29,4 +33,4 @@ class Backend(Protocol):
         """A hard cap for this upstream (agy: 1), or None for the server-wide default."""
         ...
 
-    async def run(self, record: RunRecord) -> None: ...
+    def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]: ...

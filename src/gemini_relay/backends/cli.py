@@ -1,20 +1,30 @@
-"""What every CLI backend does once its argv is built: spawn, decode stdout into the record, classify spawn errors."""
+"""What every CLI backend does once its argv is built: spawn, decode stdout into events, classify spawn errors."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from gemini_relay.core.vocabulary import FailureReason, RunState
+from gemini_relay.core.events import AgentEvent, Finished, Spawned
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunRecord
 from gemini_relay.log import logger, redact_argv
 from gemini_relay.streams.framing import NdjsonDecoder
-from gemini_relay.supervise.process import ProcessExit, ProcessSpec, SpawnError, run_process
+from gemini_relay.streams.transcript import Transcript
+from gemini_relay.supervise.group import open_group
+from gemini_relay.supervise.process import ProcessExit, ProcessSpec, SpawnError
 
 
-async def run_cli(
-    record: RunRecord,
+@dataclass
+class CliRun:
+    """Filled in by `stream_cli` as it goes: the process's exit, once it has one."""
+
+    exit: ProcessExit | None = None
+
+
+async def stream_cli(
+    seen: Transcript,
     argv: Sequence[str],
     *,
     env: Mapping[str, str],
@@ -23,28 +33,46 @@ async def run_cli(
     decoder: NdjsonDecoder,
     grace: float,
     install_hint: str,
-) -> ProcessExit:
-    """Run one CLI process for `record`: events go into the record as they arrive, the tail is flushed at exit.
+    run: CliRun,
+) -> AsyncIterator[AgentEvent]:
+    """Run one CLI process: its decoded events are folded into `seen` and yielded as they arrive — except the
+    upstream's own `Finished`, which is only folded: the backend yields the verdict once it has classified the exit.
 
     Raises:
         RunFailed: the binary could not be executed (SPAWN_FAILED, with the install hint).
     """
-
-    def on_stdout(chunk: bytes) -> None:
-        for event in decoder.push(chunk):
-            record.apply(event)
-
-    def on_spawn(pid: int) -> None:
-        record.pid = pid
-        record.state = RunState.RUNNING
-
     logger.info("Spawning: %s", redact_argv(argv))
     try:
-        return await run_process(
-            ProcessSpec(argv=argv, env=env, cwd=cwd, stdin=stdin), on_stdout, grace=grace, on_spawn=on_spawn
-        )
+        async with open_group(ProcessSpec(argv=argv, env=env, cwd=cwd, stdin=stdin), grace=grace) as proc:
+            yield seen.apply(Spawned(proc.pid))
+            async for chunk in proc.chunks():
+                for event in decoder.push(chunk):
+                    seen.apply(event)
+                    if not isinstance(event, Finished):
+                        yield event
+            for event in decoder.flush():
+                seen.apply(event)
+                if not isinstance(event, Finished):
+                    yield event
+            run.exit = await proc.finish()
     except SpawnError as exc:
         raise RunFailed(f"{exc.strerror}. {install_hint}", reason=FailureReason.SPAWN_FAILED) from exc
-    finally:
-        for event in decoder.flush():
-            record.apply(event)
+
+
+def verdict(seen: Transcript, *, partial: bool = False) -> Finished:
+    """The terminal event of a run whose exit was classified as success."""
+    finished = seen.finished or Finished(ok=True, status="SUCCESS")
+    return Finished(
+        ok=True,
+        status=finished.status,
+        text=seen.text,
+        error=finished.error,
+        error_type=finished.error_type,
+        usage=finished.usage,
+        num_turns=finished.num_turns,
+        structured_output=finished.structured_output,
+        has_structured_output=finished.has_structured_output,
+        denied_actions=tuple(seen.denied_actions),
+        session_id=seen.session_id,
+        partial=partial or finished.partial,
+    )

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from gemini_relay.backends.cli import run_cli
+from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli_args import build_invocation
 from gemini_relay.backends.gemini_cli_errors import classify_exit
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, parse_flags
 from gemini_relay.config import Settings
+from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
-from gemini_relay.jobs.models import RunRecord
 from gemini_relay.log import logger
 from gemini_relay.streams.gemini_cli import GeminiCliDecoder
+from gemini_relay.streams.transcript import Transcript
 
 INSTALL_HINT = (
     "Install it with `npm install -g @google/gemini-cli` (Node 20+) or set GEMINI_CLI_PATH to the gemini binary."
@@ -70,7 +72,7 @@ class GeminiCliBackend:
     async def version(self) -> ProbeResult:
         return await self._probes.get(self.require_binary(), "--version", self.env(), self._settings.project_root)
 
-    async def run(self, record: RunRecord) -> None:
+    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
         binary = self.require_binary()
         probe = await self.help()
         flags = parse_flags(probe.text) if probe.ok else None
@@ -78,20 +80,21 @@ class GeminiCliBackend:
             raise BackendUnavailable(
                 f"The Gemini CLI at {binary} is too old: it has no --output-format. {INSTALL_HINT}"
             )
-        spec = record.spec
+        seen = Transcript(spec)
         inv = build_invocation(str(binary), spec, flags, default_model=self._settings.default_model)
         for notice in inv.notices:
-            record.note(notice)
+            yield seen.apply(RunNotice(notice))
         if inv.session_id:
-            record.session_id = inv.session_id
+            yield seen.apply(SessionStarted(inv.session_id))
         env = self.env()
         home = gemini_home(env)
         self._clear_stale_lock(home)
         self._running_homes[home] = self._running_homes.get(home, 0) + 1
         decoder = GeminiCliDecoder()
+        run = CliRun()
         try:
-            exit_ = await run_cli(
-                record,
+            async for event in stream_cli(
+                seen,
                 inv.argv,
                 env=env,
                 cwd=spec.cwd,
@@ -99,15 +102,19 @@ class GeminiCliBackend:
                 decoder=decoder,
                 grace=self._settings.kill_grace,
                 install_hint=INSTALL_HINT,
-            )
+                run=run,
+            ):
+                yield event
         finally:
             self._running_homes[home] -= 1
+        assert run.exit is not None
         if decoder.skipped:
-            logger.info("Run %s: skipped %d non-JSON stdout line(s)", record.run_id, decoder.skipped)
-        failure = classify_exit(exit_.returncode, record, exit_.stderr)
+            logger.info("Skipped %d non-JSON stdout line(s) of gemini", decoder.skipped)
+        failure = classify_exit(run.exit.returncode, seen, run.exit.stderr)
         if failure is not None:
-            logger.info("Run %s: gemini exited %d (%s)", record.run_id, exit_.returncode, failure.reason)
+            logger.info("gemini exited %d (%s)", run.exit.returncode, failure.reason)
             raise failure
+        yield verdict(seen)
 
     def _clear_stale_lock(self, home: Path) -> None:
         """A crashed CLI can leave `projects.json.lock` behind; the next start then stalls 10 s waiting for it."""

@@ -8,7 +8,7 @@ import signal
 
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.streams.transcript import Transcript
 
 # In json/stream-json mode an API error exits with (HTTP status & 0xFF).
 _HTTP_BY_RC = {status & 0xFF: status for status in (400, 401, 403, 404, 408, 409, 429, 500, 502, 503, 504)}
@@ -27,7 +27,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _API_ERROR = "[API Error: "
 
 
-def classify_exit(returncode: int, record: RunRecord, stderr: str) -> RunFailed | None:
+def classify_exit(returncode: int, record: Transcript, stderr: str) -> RunFailed | None:
     """None when the run succeeded; otherwise the failure to raise."""
     finished = record.finished
     detail = _detail(record, stderr)
@@ -117,7 +117,7 @@ def _reason(detail: str) -> FailureReason:
     return FailureReason.QUOTA_EXHAUSTED if _QUOTA.search(detail) else FailureReason.BACKEND_ERROR
 
 
-def _detail(record: RunRecord, stderr: str) -> str:
+def _detail(record: Transcript, stderr: str) -> str:
     """The most specific error text: the result's error, then a stream error event, then stderr's own words."""
     finished = record.finished
     if finished is not None and finished.error:

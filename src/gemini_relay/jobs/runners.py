@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+import anyio
+
 from gemini_relay.backends.base import Backend
+from gemini_relay.core.vocabulary import FailureReason
+from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.models import RunOutcome, RunRecord
 
 
@@ -53,8 +58,23 @@ class InlineRunner:
         """Nothing was persisted, so nothing is left behind."""
 
     async def run(self, record: RunRecord, backend: Backend) -> RunOutcome:
-        await backend.run(record)
+        await consume(backend, record)
         return outcome_from_record(record)
+
+
+async def consume(backend: Backend, record: RunRecord) -> None:
+    """Fold every event of the backend's run into the record (the one writer), closing the stream on any exit."""
+    events = backend.run(record.spec)
+    try:
+        async for event in events:
+            record.apply(event)
+    finally:
+        close: Callable[[], Awaitable[object]] | None = getattr(events, "aclose", None)
+        if close is not None:  # an async generator: run its cleanup (the process group stop) now, in this task
+            with anyio.CancelScope(shield=True):
+                await close()
+    if record.finished is None:
+        raise RunFailed(f"{backend.command} ended without a final result", reason=FailureReason.BACKEND_ERROR)
 
 
 def outcome_from_record(record: RunRecord) -> RunOutcome:
