@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.config import Settings
+from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
-from gemini_relay.jobs.pacing import PacingPolicy
 
 
 def settings(tmp_path: Path, **env: str) -> Settings:

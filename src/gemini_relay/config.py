@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.core.vocabulary import BackendName, Toolset
 from gemini_relay.errors import ConfigError
-from gemini_relay.jobs.pacing import PacingPolicy
 
 DEFAULT_TIMEOUT_MINUTES = 45.0
 DEFAULT_MAX_CONCURRENT = 3

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
+from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.pacing import Pacer, PacingPolicy, QueueWaitExceeded
+from gemini_relay.jobs.pacing import Pacer, QueueWaitExceeded
 
 pytestmark = pytest.mark.anyio
 BOUND = 5.0

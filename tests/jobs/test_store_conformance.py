@@ -10,7 +10,8 @@ import pytest
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.jobs.fs_store import EXIT_CODE, META, RESULT, FileJobStore
 from gemini_relay.jobs.memory_store import MemoryJobStore
-from gemini_relay.jobs.store import JobMeta, JobNotFound, JobResult, JobStore, ProcessInfo, Progress
+from gemini_relay.jobs.store import JobMeta, JobNotFound, JobResult, JobStore, Progress
+from gemini_relay.supervise.liveness import ProcessInfo
 from tests.jobs.store_conformance import IdempotencyContract, StoreContract, full_meta, full_result
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gemini_relay.jobs.store import ProcessInfo
-from gemini_relay.supervise.liveness import boot_id, describe, is_alive, signal_if_alive, start_ticks
+from gemini_relay.supervise.liveness import ProcessInfo, boot_id, describe, is_alive, signal_if_alive, start_ticks
 
 BOUND = 10.0
 WAIT_ON_STDIN = "import sys; sys.stdin.read()"

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import anyio
 
 from gemini_relay.backends.base import Backend
+from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.models import RunOutcome, RunRecord
-from gemini_relay.jobs.pacing import Pacer, PacingPolicy
+from gemini_relay.jobs.pacing import Pacer
 from gemini_relay.jobs.runners import InlineRunner, JobOptions, Runner
 from gemini_relay.log import logger
 

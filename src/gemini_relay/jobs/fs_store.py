@@ -14,15 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.store import (
-    JobConflict,
-    JobMeta,
-    JobNotFound,
-    JobResult,
-    ProcessInfo,
-    Progress,
-    dumps,
-)
+from gemini_relay.jobs.store import JobConflict, JobMeta, JobNotFound, JobResult, Progress, dumps
+from gemini_relay.supervise.liveness import ProcessInfo
 
 META = "meta.json"
 SUPERVISOR = "supervisor.json"

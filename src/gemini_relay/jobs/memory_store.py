@@ -12,15 +12,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from gemini_relay.jobs.store import (
-    IdempotencyBinding,
-    JobConflict,
-    JobMeta,
-    JobNotFound,
-    JobResult,
-    ProcessInfo,
-    Progress,
-)
+from gemini_relay.jobs.store import IdempotencyBinding, JobConflict, JobMeta, JobNotFound, JobResult, Progress
+from gemini_relay.supervise.liveness import ProcessInfo
 
 
 @dataclass

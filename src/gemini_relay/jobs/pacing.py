@@ -16,7 +16,6 @@ and random source are injectable for tests.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,27 +25,11 @@ from typing import Any
 
 import anyio
 
+from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
 
 __all__ = ["Admission", "PacingPolicy", "Pacer", "QueueWaitExceeded"]
-
-
-@dataclass(frozen=True)
-class PacingPolicy:
-    """Seconds throughout. `max_wait=None` waits without limit."""
-
-    min_gap: float = 0.0
-    jitter: float = 0.0
-    max_wait: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("min_gap", "jitter"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number ≥ 0, got {value!r}")
-        if self.max_wait is not None and (not math.isfinite(self.max_wait) or self.max_wait <= 0):
-            raise ValueError(f"max_wait must be a finite number > 0, got {self.max_wait!r}")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import InputError
+from gemini_relay.supervise.liveness import ProcessInfo
 
 # Shell-convention exit sentinels written last by the supervisor (agy-mcp's contract).
 EXIT_DONE = 0
@@ -32,15 +33,6 @@ class JobNotFound(InputError):
 
 class JobConflict(InputError):
     """A request collides with another job (same idempotency key for another request, or a busy conversation)."""
-
-
-@dataclass(frozen=True)
-class ProcessInfo:
-    """Who owns a job: the supervisor's pid plus its start time, so a recycled pid is never mistaken for it."""
-
-    pid: int
-    start_ticks: int | None
-    boot_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,12 @@ from gemini_relay.jobs.fs_store import OUT, FileJobStore
 from gemini_relay.jobs.locks import acquire_conversation_lock, try_claim_job
 from gemini_relay.jobs.models import RunOutcome, RunRecord
 from gemini_relay.jobs.runners import JobOptions
+from gemini_relay.jobs.spawn import start_detached
 from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import EXIT_CANCELLED, EXIT_FAILED, JobConflict, JobMeta, JobResult, ProcessInfo
+from gemini_relay.jobs.store import EXIT_CANCELLED, EXIT_FAILED, JobConflict, JobMeta, JobResult
 from gemini_relay.log import logger
-from gemini_relay.supervise.liveness import describe, is_alive, signal_if_alive
+from gemini_relay.supervise.liveness import ProcessInfo, describe, is_alive, signal_if_alive
 from gemini_relay.supervise.process import stop_group
-from gemini_relay.supervise.spawn import start_detached
 
 POLL_INTERVAL = 0.05  # how often a follower reads the job's records: a few small reads; bounds answer latency
 CANCEL_SETTLE = 5.0  # after the grace: time for the supervisor to write the cancelled result

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from gemini_relay.jobs.store import ProcessInfo
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """Who owns a job: the supervisor's pid plus its start time, so a recycled pid is never mistaken for it."""
+
+    pid: int
+    start_ticks: int | None
+    boot_id: str | None = None
+
 
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
