@@ -282,7 +282,7 @@ async def run_trial(world: World, trial: Trial) -> None:
         trial.results_written = count_results_written(world, trial)
         with contextlib.suppress(JobNotFound):
             stored = world.store.result(trial.job_id)
-            trial.final = f"{stored.state.value}:{stored.text}" if stored else "none"
+            trial.final = f"{stored.state.value}:{stored.result.text}" if stored else "none"
     trial.upstream_requests = count_upstream(world, trial)
     trial.adopted = bool(trial.job_id) and f"Adopting queued job {trial.job_id}" in world.relay.stderr()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.jobs.fs_store import FileJobStore
@@ -29,7 +30,7 @@ def make_job(store: FileJobStore, job_id: str, *, running: bool, result: RunStat
         store.write_supervisor(job_id, describe(os.getpid()))  # this test process stands in for a live supervisor
         store.write_progress(job_id, Progress(state=RunState.RUNNING, started_at=time.time()))
     if result is not None:
-        store.write_result(job_id, JobResult(state=result, text="answer", ended_at=time.time()))
+        store.write_result(job_id, JobResult(RunResult(state=result, text="answer"), ended_at=time.time()))
 
 
 def cli(args: list[str], state: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:

@@ -79,9 +79,9 @@ class RunFailed(RelayError):
 class RunTimedOut(RunFailed):
     """The run exceeded its deadline and its process group was stopped."""
 
-    def __init__(self, command: str, seconds: float, *, partial_text: str = "") -> None:
+    def __init__(self, command: str, seconds: float, *, partial_text: str = "", message: str | None = None) -> None:
         super().__init__(
-            f"{command} timed out after {_format_seconds(seconds)}s",
+            message or f"{command} timed out after {_format_seconds(seconds)}s",
             reason=FailureReason.TIMEOUT,
             partial_text=partial_text,
         )

@@ -13,11 +13,12 @@ import pytest
 
 from gemini_relay.backends.agy import AgyBackend
 from gemini_relay.backends.agy_errors import PRINT_TIMEOUT_NOTICE
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import BackendUnavailable, ConfigError, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.jobs.models import RunRecord
 from gemini_relay.supervise._posix import group_members
 from tests.backends.conftest import FAKE_AGY, AgyWorld
 
@@ -29,7 +30,7 @@ def spec_for(world: AgyWorld, prompt: str, **fields: object) -> RunSpec:
     return replace(RunSpec(tool="gemini-ask", prompt=prompt, cwd=world.project), **fields)  # type: ignore[arg-type]
 
 
-async def execute(backend: AgyBackend, spec: RunSpec) -> tuple[RunOutcome, RunRecord]:
+async def execute(backend: AgyBackend, spec: RunSpec) -> tuple[RunResult, RunRecord]:
     engine = RunEngine({BackendName.AGY: backend}, max_concurrent=3)
     record = engine.new_record(spec, BackendName.AGY)
     with anyio.fail_after(WAIT):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from gemini_relay.core.events import Usage
+from gemini_relay.core.result import Failure, FailureKind, RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.jobs.store import JobConflict, JobMeta, JobNotFound, JobResult, JobStore, Progress
@@ -53,23 +55,34 @@ def full_meta(job_id: str = "job-1", *, key: str | None = None, request_hash: st
 
 
 def full_result(state: RunState = RunState.DONE) -> JobResult:
-    return JobResult(
+    failed = state is RunState.FAILED
+    failure = None
+    if state is not RunState.DONE:
+        failure = Failure(
+            kind=FailureKind.TIMED_OUT if failed else FailureKind.CANCELLED,
+            message="it timed out" if failed else "cancelled",
+            reason=FailureReason.TIMEOUT if failed else None,
+            recovery="Retry with a longer timeout." if failed else None,
+            retryable=failed,
+            error_id="err-7" if failed else None,
+            timeout_seconds=30.0 if failed else None,
+        )
+    result = RunResult(
         state=state,
         text="The whole answer, with ünïcode and\nnewlines.",
         partial=state is not RunState.DONE,
-        failure_reason=FailureReason.TIMEOUT if state is RunState.FAILED else None,
-        error="it timed out" if state is RunState.FAILED else None,
-        recovery="Retry with a longer timeout." if state is RunState.FAILED else None,
-        retryable=state is RunState.FAILED,
-        error_id="err-7" if state is RunState.FAILED else None,
         conversation_id="0f1e2d3c-aaaa-bbbb-cccc-000000000001",
         model="gemini-2.5-pro",
-        usage={"input_tokens": 12, "output_tokens": 8, "thinking_tokens": 3, "total_tokens": 23},
+        usage=Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23),
         num_turns=2,
         status="SUCCESS",
         structured_output={"ok": True, "items": [1, "two", None]},
         has_structured_output=True,
         notices=("first notice", "second notice"),
+        failure=failure,
+    )
+    return JobResult(
+        result,
         started_at=1_700_000_001.5,
         ended_at=1_700_000_009.75,
         exit_code=0 if state is RunState.DONE else 1,
@@ -211,10 +224,10 @@ class StoreContract:
         store.create(full_meta())
         store.write_result("job-1", full_result())
         read = store.result("job-1")
-        assert read is not None and read.usage is not None
-        read.usage["input_tokens"] = 999
+        assert read is not None and isinstance(read.result.structured_output, dict)
+        read.result.structured_output["ok"] = False
         again = store.result("job-1")
-        assert again is not None and again.usage == full_result().usage
+        assert again is not None and again.result == full_result().result
 
     def test_a_cancel_request_is_seen_and_touches_nothing_else(self, store: JobStore) -> None:
         store.create(full_meta())

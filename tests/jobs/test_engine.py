@@ -27,11 +27,12 @@ from gemini_relay.core.events import (
     ToolResult,
     Usage,
 )
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.jobs.models import RunRecord
 from gemini_relay.streams.transcript import TAIL_CHARS
 
 BOUND = 5.0
@@ -102,7 +103,7 @@ def spec(prompt: str, *, tool: str = "gemini-ask", timeout: float = 45 * 60.0) -
 @dataclass
 class Submitted:
     record: RunRecord
-    outcome: RunOutcome | None = None
+    outcome: RunResult | None = None
     error: BaseException | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
 
@@ -235,8 +236,8 @@ async def test_a_successful_run_goes_queued_starting_running_done_and_reports_it
     assert record.elapsed == record.ended_at - record.started_at
     assert record.failure is None
     assert record.error is None
-    assert outcome == RunOutcome(
-        run_id=record.run_id,
+    assert outcome == RunResult(
+        state=RunState.DONE,
         text="Hello world",
         conversation_id="sess-1",
         model="gemini-2.5-pro",

@@ -7,7 +7,7 @@ and been reaped; a recycled pid is this process's pid recorded with another star
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -157,11 +157,15 @@ def test_a_done_result_is_reported_as_written(store: JobStore) -> None:
     store.write_result("job-1", result)
     status = derive_status(store, "job-1")
     assert status.state is RunState.DONE
-    assert status.result == result.text
+    assert status.result == result.result.text
     assert (status.failure_reason, status.error, status.partial) == (None, None, False)
-    assert (status.conversation_id, status.model) == (result.conversation_id, result.model)
-    assert (status.usage, status.turns, status.notices) == (result.usage, result.num_turns, result.notices)
-    assert status.structured_output == result.structured_output and status.has_structured_output
+    assert (status.conversation_id, status.model) == (result.result.conversation_id, result.result.model)
+    assert (status.usage, status.turns, status.notices) == (
+        (asdict(result.result.usage) if result.result.usage else None),
+        result.result.num_turns,
+        result.result.notices,
+    )
+    assert status.structured_output == result.result.structured_output and status.has_structured_output
     assert status.elapsed == pytest.approx(result.ended_at - (result.started_at or 0.0))
     assert status.orphan_cli is None
     assert status.to_json()["partial"] is False
@@ -176,27 +180,29 @@ def test_a_result_wins_over_a_supervisor_that_still_runs(store: JobStore) -> Non
 
 def test_a_failed_result_keeps_its_reason_error_and_recovery(store: JobStore) -> None:
     result = full_result(RunState.FAILED)
+    failure = result.result.failure
+    assert failure is not None
     store.write_result("job-1", result)
     status = derive_status(store, "job-1")
     assert status.state is RunState.FAILED
     assert status.failure_reason is FailureReason.TIMEOUT
     assert (status.error, status.recovery, status.retryable, status.error_id) == (
-        result.error,
-        result.recovery,
-        result.retryable,
-        result.error_id,
+        failure.message,
+        failure.recovery,
+        failure.retryable,
+        failure.error_id,
     )
-    assert status.partial is True and status.result == result.text
+    assert status.partial is True and status.result == result.result.text
 
 
 def test_a_cancelled_result_carries_no_failure_reason(store: JobStore) -> None:
-    store.write_result("job-1", replace(full_result(RunState.CANCELLED), failure_reason=FailureReason.UNKNOWN))
+    store.write_result("job-1", full_result(RunState.CANCELLED))
     status = derive_status(store, "job-1")
     assert status.state is RunState.CANCELLED and status.failure_reason is None
 
 
 def test_a_result_without_text_reports_no_result_text(store: JobStore) -> None:
-    store.write_result("job-1", replace(full_result(), text=""))
+    store.write_result("job-1", replace(full_result(), result=replace(full_result().result, text="")))
     status = derive_status(store, "job-1")
     assert status.result is None and "result" not in status.to_json()
 

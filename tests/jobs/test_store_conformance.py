@@ -33,8 +33,8 @@ class TestEveryStoreKeepsTheIdempotencyContract(IdempotencyContract):
 def test_an_unknown_failure_reason_reads_as_unknown_and_unknown_fields_are_ignored() -> None:
     data = {**full_result(RunState.FAILED).to_json(), "failure_reason": "solar_flare", "added_later": 1}
     result = JobResult.from_json(data)
-    assert result.failure_reason is FailureReason.UNKNOWN
-    assert result.text == full_result().text
+    assert result.result.failure is not None and result.result.failure.reason is FailureReason.UNKNOWN
+    assert result.result.text == full_result().result.text
 
 
 def test_results_and_metas_survive_their_json_form() -> None:
@@ -105,7 +105,8 @@ def test_an_unknown_failure_reason_on_disk_reads_as_unknown(files: FileJobStore)
     (files.dir("job-1") / RESULT).write_bytes(json.dumps(data).encode())
     (files.dir("job-1") / EXIT_CODE).write_text("1\n", encoding="ascii")
     result = files.result("job-1")
-    assert result is not None and result.failure_reason is FailureReason.UNKNOWN
+    assert result is not None and result.result.failure is not None
+    assert result.result.failure.reason is FailureReason.UNKNOWN
 
 
 def test_a_job_directory_without_its_meta_is_not_a_job(files: FileJobStore) -> None:

@@ -14,10 +14,11 @@ import anyio
 
 from gemini_relay.backends.base import Backend
 from gemini_relay.core.pacing import PacingPolicy
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
-from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.pacing import Pacer
 from gemini_relay.jobs.runners import InlineRunner, JobOptions, Runner
 from gemini_relay.log import logger
@@ -65,7 +66,7 @@ class RunEngine:
     def active(self) -> list[RunRecord]:
         return [a.record for a in self._active.values()]
 
-    async def execute(self, record: RunRecord) -> RunOutcome:
+    async def execute(self, record: RunRecord) -> RunResult:
         """Run `record` to a terminal state.
 
         Raises:

@@ -1,4 +1,4 @@
-"""What a run is: the request (RunSpec), its live record (RunRecord) and its result (RunOutcome)."""
+"""A run's live record (RunRecord): its transcript plus its lifecycle, folded from the backend's events."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from gemini_relay.core.events import AgentEvent, Finished, Spawned, Usage
+from gemini_relay.core.events import AgentEvent, Finished, Spawned
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.streams.transcript import Transcript
 
@@ -50,20 +49,3 @@ class RunRecord(Transcript):
     def elapsed(self) -> float:
         start = self.started_at or self.created_at
         return (self.ended_at or time.monotonic()) - start
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """A successful run, as the tools format it."""
-
-    run_id: str
-    text: str
-    conversation_id: str | None
-    model: str | None
-    usage: Usage | None
-    notices: tuple[str, ...]
-    status: str
-    num_turns: int | None = None
-    structured_output: Any = None
-    has_structured_output: bool = False
-    partial: bool = False

@@ -9,9 +9,10 @@ from typing import Protocol
 import anyio
 
 from gemini_relay.backends.base import Backend
-from gemini_relay.core.vocabulary import FailureReason
+from gemini_relay.core.result import RunResult
+from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.jobs.models import RunRecord
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Runner(Protocol):
         """The run never started (refused or cancelled in the queue): record that, unless detaching."""
         ...
 
-    async def run(self, record: RunRecord, backend: Backend) -> RunOutcome:
+    async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         """Run to success and return the outcome, or raise RunFailed / BackendUnavailable. Cancel to stop it."""
         ...
 
@@ -57,7 +58,7 @@ class InlineRunner:
     def abandon(self, record: RunRecord) -> None:
         """Nothing was persisted, so nothing is left behind."""
 
-    async def run(self, record: RunRecord, backend: Backend) -> RunOutcome:
+    async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         await consume(backend, record)
         return outcome_from_record(record)
 
@@ -77,12 +78,16 @@ async def consume(backend: Backend, record: RunRecord) -> None:
         raise RunFailed(f"{backend.command} ended without a final result", reason=FailureReason.BACKEND_ERROR)
 
 
-def outcome_from_record(record: RunRecord) -> RunOutcome:
-    """The outcome of a run that succeeded, with what it still needs to tell the caller noted."""
+def outcome_from_record(record: RunRecord) -> RunResult:
+    """The result of a run whose backend finished, with every upstream signal turned into a notice (or a failure).
+
+    Raises:
+        RunFailed: the answer is empty and the upstream reported errors on the way: those errors are the outcome.
+    """
     _note_run_findings(record)
     finished = record.finished
-    return RunOutcome(
-        run_id=record.run_id,
+    return RunResult(
+        state=RunState.DONE,
         text=record.text,
         conversation_id=record.session_id,
         model=record.model,
@@ -97,9 +102,22 @@ def outcome_from_record(record: RunRecord) -> RunOutcome:
 
 
 def _note_run_findings(record: RunRecord) -> None:
-    """What a successful run still needs to tell the caller: refused tool actions, a non-SUCCESS status."""
+    """What a finished run still needs to tell the caller: refused tool actions, a non-SUCCESS status, every
+    warning or error the upstream sent on the side, and an empty answer — never a silent success."""
     if record.denied_actions:
         record.note(f"The agent was refused these tool action(s): {', '.join(dict.fromkeys(record.denied_actions))}")
     finished = record.finished
     if finished is not None and finished.status not in ("SUCCESS", ""):
         record.note(f"The run finished with status {finished.status}.")
+    empty = not record.text.strip() and not (finished is not None and finished.has_structured_output)
+    if empty and record.stream_errors:
+        raise RunFailed(
+            f"{record.backend.value} finished without an answer after reporting: {'; '.join(record.stream_errors)}",
+            reason=FailureReason.BACKEND_ERROR,
+        )
+    for message in record.stream_errors:
+        record.note(f"The upstream reported an error during the run: {message}")
+    for message in record.stream_warnings:
+        record.note(f"The upstream warned: {message}")
+    if empty:
+        record.note("The upstream finished without any answer text.")

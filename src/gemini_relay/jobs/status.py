@@ -9,7 +9,7 @@ no supervisor yet → queued (its owning server may adopt it) or, once its owner
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from gemini_relay.core.vocabulary import FailureReason, RunState
@@ -114,25 +114,26 @@ def derive_status(store: JobStore, job_id: str, *, now: float | None = None) -> 
     )
 
 
-def _from_result(meta: JobMeta, result: JobResult) -> JobStatus:
-    started = result.started_at or meta.created_at
+def _from_result(meta: JobMeta, job: JobResult) -> JobStatus:
+    result, failure = job.result, job.result.failure
+    started = job.started_at or meta.created_at
     return JobStatus(
         job_id=meta.job_id,
         tool=meta.tool,
         backend=meta.backend.value,
         state=result.state,
         created_at=meta.created_at,
-        elapsed=max(0.0, result.ended_at - started),
+        elapsed=max(0.0, job.ended_at - started),
         result=result.text or None,
-        error=result.error,
-        failure_reason=result.failure_reason if result.state is RunState.FAILED else None,
+        error=failure.message if failure else None,
+        failure_reason=failure.reason if failure and result.state is RunState.FAILED else None,
         partial=result.partial,
-        recovery=result.recovery,
-        retryable=result.retryable,
-        error_id=result.error_id,
+        recovery=failure.recovery if failure else None,
+        retryable=failure.retryable if failure else None,
+        error_id=failure.error_id if failure else None,
         conversation_id=result.conversation_id,
         model=result.model,
-        usage=result.usage,
+        usage=asdict(result.usage) if result.usage else None,
         turns=result.num_turns,
         notices=result.notices,
         structured_output=result.structured_output,

@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
+from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError
 from gemini_relay.supervise.liveness import ProcessInfo
 
@@ -87,51 +88,32 @@ class Progress:
 
 @dataclass(frozen=True)
 class JobResult:
-    """The terminal outcome, written once and durably by the supervisor."""
+    """The job's terminal record, written once and durably by the supervisor: the run's result plus its times.
 
-    state: RunState  # DONE | FAILED | CANCELLED
-    text: str = ""
-    partial: bool = False
-    failure_reason: FailureReason | None = None
-    error: str | None = None
-    recovery: str | None = None
-    retryable: bool | None = None
-    error_id: str | None = None
-    conversation_id: str | None = None
-    model: str | None = None
-    usage: dict[str, int] | None = None
-    num_turns: int | None = None
-    status: str | None = None
-    structured_output: Any = None
-    has_structured_output: bool = False
-    notices: tuple[str, ...] = ()
+    On disk it is the RunResult's own JSON with three job fields beside it (one codec, see core/result.py).
+    """
+
+    result: RunResult
     started_at: float | None = None
     ended_at: float = 0.0
     exit_code: int = EXIT_DONE
 
+    @property
+    def state(self) -> RunState:
+        return self.result.state
+
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["state"] = self.state.value
-        data["failure_reason"] = self.failure_reason.value if self.failure_reason else None
-        data["notices"] = list(self.notices)
-        return data
+        return {**self.result.to_json(), "started_at": self.started_at, "ended_at": self.ended_at,
+                "exit_code": self.exit_code}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobResult:
-        raw = dict(data)
-        raw["state"] = RunState(raw["state"])
-        reason = raw.get("failure_reason")
-        raw["failure_reason"] = _reason(reason) if reason else None
-        raw["notices"] = tuple(raw.get("notices", ()))
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in raw.items() if k in known})
-
-
-def _reason(value: str) -> FailureReason:
-    try:
-        return FailureReason(value)
-    except ValueError:  # the set is closed: anything unrecognised is UNKNOWN
-        return FailureReason.UNKNOWN
+        return cls(
+            result=RunResult.from_json(data),
+            started_at=data.get("started_at"),
+            ended_at=float(data.get("ended_at") or 0.0),
+            exit_code=int(data.get("exit_code", EXIT_DONE)),
+        )
 
 
 @dataclass

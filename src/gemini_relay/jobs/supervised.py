@@ -20,12 +20,13 @@ from dataclasses import asdict
 import anyio
 
 from gemini_relay.backends.base import Backend
-from gemini_relay.core.events import TextDelta, Usage
+from gemini_relay.core.events import TextDelta
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunCancelled, RunFailed
 from gemini_relay.jobs.fs_store import OUT, FileJobStore
 from gemini_relay.jobs.locks import acquire_conversation_lock, try_claim_job
-from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.spawn import start_detached
 from gemini_relay.jobs.status import JobStatus, derive_status
@@ -119,7 +120,7 @@ class SupervisedRunner:
         self._adopted.add(job_id)
         return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
 
-    async def run(self, record: RunRecord, backend: Backend) -> RunOutcome:
+    async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         job_id = record.run_id
         status = derive_status(self.store, job_id)
         if status.state is RunState.QUEUED:
@@ -161,21 +162,20 @@ class SupervisedRunner:
         if derive_status(self.store, job_id).state is RunState.QUEUED:
             now = time.time()
             failed = record.state is RunState.FAILED
-            result = JobResult(
-                state=RunState.FAILED if failed else RunState.CANCELLED,
-                error=record.error or "cancelled before it started",
-                failure_reason=record.failure if failed else None,
-                ended_at=now,
-                started_at=now,
-                exit_code=EXIT_FAILED if failed else EXIT_CANCELLED,
+            error = (
+                RunFailed(record.error or "the run could not start", reason=record.failure or FailureReason.UNKNOWN)
+                if failed
+                else RunCancelled(record.error or "cancelled before it started")
             )
+            result = JobResult(RunResult.from_error(error, text=""), started_at=now, ended_at=now,
+                               exit_code=EXIT_FAILED if failed else EXIT_CANCELLED)  # fmt: skip
             self.store.write_result(job_id, result)
         self._release_lock(job_id)
 
     def _cancel_unstarted(self, job_id: str) -> None:
         now = time.time()
-        result = JobResult(state=RunState.CANCELLED, error="cancelled before it started", ended_at=now,
-                           started_at=now, exit_code=EXIT_CANCELLED)  # fmt: skip
+        cancelled = RunResult.from_error(RunCancelled("cancelled before it started"), text="")
+        result = JobResult(cancelled, started_at=now, ended_at=now, exit_code=EXIT_CANCELLED)
         self.store.write_result(job_id, result)
         self._release_lock(job_id)
 
@@ -187,7 +187,7 @@ class SupervisedRunner:
     def _reap(self) -> None:
         self._children = [c for c in self._children if c.poll() is None]
 
-    async def _follow(self, record: RunRecord) -> RunOutcome:
+    async def _follow(self, record: RunRecord) -> RunResult:
         job_id = record.run_id
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         offset = 0
@@ -216,32 +216,20 @@ class SupervisedRunner:
                 record.apply(TextDelta(text))
         return offset + len(data)
 
-    def _finish(self, record: RunRecord, status: JobStatus) -> RunOutcome:
+    def _finish(self, record: RunRecord, status: JobStatus) -> RunResult:
+        """The job's own recorded result, decoded (its failure raised as the exception it was), or — for a
+        supervisor that vanished without one — the interrupted failure derived from disk."""
         record.session_id = status.conversation_id or record.session_id
         record.model = status.model or record.model
         for notice in status.notices:
             record.note(notice)
-        text = status.result or ""
-        if status.state is RunState.DONE:
-            return RunOutcome(
-                run_id=record.run_id,
-                text=text,
-                conversation_id=record.session_id,
-                model=record.model,
-                usage=Usage(**status.usage) if status.usage else None,
-                notices=tuple(record.notices),
-                status="SUCCESS",
-                num_turns=status.turns,
-                structured_output=status.structured_output,
-                has_structured_output=status.has_structured_output,
-                partial=status.partial,
-            )
-        if status.state is RunState.CANCELLED:
-            raise RunCancelled(status.error or f"{record.spec.tool} was cancelled", partial_text=text)
+        stored = self.store.result(record.run_id)
+        if stored is not None:
+            return stored.result.raise_for_failure()
         raise RunFailed(
             status.error or "the job failed",
             reason=status.failure_reason or FailureReason.UNKNOWN,
-            partial_text=text,
+            partial_text=status.result or "",
             retryable=status.retryable,
             error_id=status.error_id,
             recovery=status.recovery,

@@ -12,16 +12,16 @@ import os
 import signal
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 import anyio
 
 from gemini_relay.backends.factory import build_backends
 from gemini_relay.config import Settings
-from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta, Usage
+from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
-from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
+from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
 from gemini_relay.jobs.locks import try_claim_job
@@ -119,61 +119,26 @@ async def _supervise(store: FileJobStore, job_id: str, lock_fds: tuple[int, ...]
 
 
 async def _execute(engine: RunEngine, record: RunRecord, started: float) -> JobResult:
-    common = {"started_at": started, "conversation_id": record.session_id, "model": record.model}
+    """Run the job and encode how it ended; every error the run meets becomes the job's result, with its kind."""
     try:
         outcome = await engine.execute(record)
     except RunFailed as exc:
-        common.update(conversation_id=record.session_id, model=record.model)
         if isinstance(exc, RunCancelled):
-            state, code = RunState.CANCELLED, EXIT_CANCELLED
+            code = EXIT_CANCELLED
         elif isinstance(exc, RunTimedOut):
-            state, code = RunState.FAILED, EXIT_TIMEOUT
+            code = EXIT_TIMEOUT
         else:
-            state = RunState.FAILED
             code = EXIT_SPAWN_FAILED if exc.reason is FailureReason.SPAWN_FAILED else EXIT_FAILED
-        return JobResult(
-            state=state,
-            text=exc.partial_text,
-            partial=True,
-            failure_reason=exc.reason if state is RunState.FAILED else None,
-            error=exc.message,
-            recovery=exc.recovery,
-            retryable=exc.retryable,
-            error_id=exc.error_id,
-            notices=tuple(record.notices),
-            ended_at=time.time(),
-            exit_code=code,
-            **common,  # type: ignore[arg-type]
+        result = RunResult.from_error(
+            exc, conversation_id=record.session_id, model=record.model, notices=tuple(record.notices)
         )
-    except BackendUnavailable as exc:
-        return JobResult(
-            state=RunState.FAILED,
-            failure_reason=FailureReason.SPAWN_FAILED,
-            error=str(exc),
-            ended_at=time.time(),
-            exit_code=EXIT_SPAWN_FAILED,
-            started_at=started,
-        )
-    return JobResult(
-        state=RunState.DONE,
-        text=outcome.text,
-        partial=outcome.partial,
-        conversation_id=outcome.conversation_id,
-        model=outcome.model,
-        usage=_usage(outcome.usage),
-        num_turns=outcome.num_turns,
-        status=outcome.status,
-        structured_output=outcome.structured_output,
-        has_structured_output=outcome.has_structured_output,
-        notices=outcome.notices,
-        started_at=started,
-        ended_at=time.time(),
-        exit_code=EXIT_DONE,
-    )
-
-
-def _usage(usage: Usage | None) -> dict[str, int] | None:
-    return None if usage is None else asdict(usage)
+        return JobResult(result, started_at=started, ended_at=time.time(), exit_code=code)
+    except (BackendUnavailable, InputError) as exc:
+        failed = RunFailed(str(exc), reason=FailureReason.SPAWN_FAILED if isinstance(exc, BackendUnavailable) else
+                           FailureReason.BACKEND_ERROR)  # fmt: skip
+        result = RunResult.from_error(failed, text="", notices=tuple(record.notices))
+        return JobResult(result, started_at=started, ended_at=time.time(), exit_code=EXIT_SPAWN_FAILED)
+    return JobResult(outcome, started_at=started, ended_at=time.time(), exit_code=EXIT_DONE)
 
 
 async def _watch_cancel(store: FileJobStore, job_id: str, engine: RunEngine) -> None:

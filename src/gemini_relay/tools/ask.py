@@ -13,9 +13,9 @@ from gemini_relay.content.changemode import (
 )
 from gemini_relay.content.guardrail import WriteCheck
 from gemini_relay.content.review import length_limit
+from gemini_relay.core.result import RunResult
 from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
-from gemini_relay.jobs.models import RunOutcome
 from gemini_relay.tools.chunks import cached_chunk
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
@@ -70,7 +70,7 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
 
 
 def _changemode_reply(
-    deps: Deps, outcome: RunOutcome, notices: tuple[str, ...], index: int | None, writes: WriteCheck | None
+    deps: Deps, outcome: RunResult, notices: tuple[str, ...], index: int | None, writes: WriteCheck | None
 ) -> Reply:
     if writes is not None and not writes.clean:
         return _withheld(outcome, notices, writes)
@@ -87,7 +87,7 @@ def _changemode_reply(
     return Reply(with_notices(notices, text), meta)
 
 
-def _withheld(outcome: RunOutcome, notices: tuple[str, ...], writes: WriteCheck) -> Reply:
+def _withheld(outcome: RunResult, notices: tuple[str, ...], writes: WriteCheck) -> Reply:
     """The agent wrote to the tree (or that could not be ruled out): its edits may be half-applied already."""
     warning = f"{writes.describe()}. Its edits were withheld: they may already be (partly) applied."
     body = (

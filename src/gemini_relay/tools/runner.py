@@ -15,10 +15,11 @@ from gemini_relay.content.git_diff import GitError, git_env
 from gemini_relay.content.guardrail import Snapshot, WriteCheck, compare, take_snapshot
 from gemini_relay.content.inline import InlineResult, inline_references
 from gemini_relay.content.structured import load_schema
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunOutcome, RunRecord
+from gemini_relay.jobs.models import RunRecord
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
@@ -50,7 +51,7 @@ class PromptRequest:
 
 @dataclass(frozen=True)
 class PromptResult:
-    outcome: RunOutcome
+    outcome: RunResult
     notices: tuple[str, ...]  # the server's own notices first, then the run's
     record: RunRecord
     writes: WriteCheck | None = None  # None: not asked for, or the project is not a git working tree
@@ -99,7 +100,7 @@ class _Fallback:
 
 async def _execute(
     deps: Deps, call: CallProgress, spec: RunSpec, backend: BackendName, allow_fallback: bool
-) -> tuple[RunRecord, RunOutcome, _Fallback | None]:
+) -> tuple[RunRecord, RunResult, _Fallback | None]:
     record = deps.engine.new_record(spec, backend)
     call.watch(record)
     try:

@@ -27,8 +27,8 @@ from gemini_relay.content.structured import (
     repair_prompt,
     validation_errors,
 )
+from gemini_relay.core.result import RunResult
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.models import RunOutcome
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.review_schemas import StructuredInput
@@ -94,7 +94,7 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
     return Reply(body, {"structured": True, "repaired": answer.repaired, "model": answer.model})
 
 
-def _check(validator: Validator, outcome: RunOutcome) -> tuple[Any, str, list[str]]:
+def _check(validator: Validator, outcome: RunResult) -> tuple[Any, str, list[str]]:
     """(value, its JSON text, problems); the backend's own structured output wins over the reply text."""
     if outcome.has_structured_output:
         value = outcome.structured_output
