@@ -25,7 +25,12 @@ class ConfigError(RelayError):
 
 
 class InputError(RelayError):
-    """The request cannot be served as asked."""
+    """The request cannot be served as asked. With `field`, it is about one argument: the tool boundary answers
+    `Invalid arguments for <tool>: <field>: <message>`, the same shape as a schema violation."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class PathEscapeError(InputError):

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import BaseModel, ValidationError
 
 from gemini_relay import __version__
-from gemini_relay.errors import RelayError, RunFailed
+from gemini_relay.errors import InputError, RelayError, RunFailed
 from gemini_relay.format import failure_message, with_notices
 from gemini_relay.log import describe_call, logger
 from gemini_relay.tools import registry
@@ -97,6 +97,11 @@ class RelayServer:
         except RunFailed as exc:
             logger.info("%s failed (%s): %s", name, exc.reason or "cancelled", exc.message)
             return _error(name, failure_message(exc))
+        except InputError as exc:
+            logger.info("%s refused: %s", name, exc)
+            if exc.field:
+                return _error(name, f"Invalid arguments for {name}: {exc.field}: {exc}")
+            return _error(name, str(exc))
         except RelayError as exc:
             logger.info("%s failed: %s", name, exc)
             return _error(name, str(exc))

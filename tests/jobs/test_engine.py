@@ -73,6 +73,9 @@ class ScriptedBackend:
     def max_concurrent(self) -> int | None:
         return self._max
 
+    def check(self, spec: RunSpec) -> None:
+        """Scripted runs accept every request."""
+
     def script(self, prompt: str, **kwargs: Any) -> Script:
         self.scripts[prompt] = Script(**kwargs)
         return self.scripts[prompt]

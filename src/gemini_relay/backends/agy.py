@@ -27,6 +27,7 @@ from gemini_relay.backends.agy_models import FALLBACK_MODELS, Catalog, fetch_age
 from gemini_relay.backends.agy_sessions import ConversationListing, agy_state_dir, list_conversations
 from gemini_relay.backends.agy_usage import UsageProbe, UsageReading
 from gemini_relay.backends.agy_version import AgyVersion, require_floor
+from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, run_probe
@@ -101,6 +102,10 @@ class AgyBackend:
             raise ConfigError(f"AGY_CLI_PATH={configured!r} is missing or not executable")
         if self._settings.agy_print_timeout:
             parse_go_duration(self._settings.agy_print_timeout)
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
+        check_spec(spec)
 
     def env(self) -> dict[str, str]:
         extra = {key: self._settings.env[key] for key in _AGY_ENV_KEYS if key in self._settings.env}

@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
+from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli_args import build_invocation
@@ -49,6 +50,10 @@ class GeminiCliBackend:
     @property
     def settings(self) -> Settings:
         return self._settings
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
+        check_spec(spec)
 
     def env(self) -> dict[str, str]:
         # No relaunch: the CLI's self-respawn costs ~0.5 s per call and its parent ignores SIGTERM.

@@ -56,10 +56,12 @@ class RunEngine:
         """A record registered with the runner (persisted as a job when runs are durable).
 
         Raises:
+            InputError: the backend would refuse the request (nothing is created).
             JobConflict: an idempotency key names another request, or the conversation is busy.
         """
         if backend not in self._backends:
             raise BackendUnavailable(f"The {backend.value} backend is not available in this server")
+        self._backends[backend].check(spec)  # every input check happens before a job exists
         return self.runner.create(RunRecord(spec=spec, backend=backend), options or JobOptions())
 
     @property

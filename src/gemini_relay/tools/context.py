@@ -84,7 +84,7 @@ class Deps:
         for raw in dirs or []:
             path = (self.settings.project_root / Path(raw).expanduser()).resolve()
             if not path.is_dir():
-                raise InputError(f"addDirs entry {raw!r} is not a directory")
+                raise InputError(f"entry {raw!r} is not a directory", field="addDirs")
             resolved.append(path)
         return tuple(resolved)
 
