@@ -20,7 +20,7 @@ from google.genai import types
 from gemini_relay.backends.agy_models import Catalog
 from gemini_relay.backends.api.answer import AnswerFold
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
-from gemini_relay.backends.api.catalog import HELP_TEXT, Diagnosis, diagnose, list_models
+from gemini_relay.backends.api.catalog import HELP_TEXT, Diagnosis, diagnose, fallback_catalog, list_models
 from gemini_relay.backends.api.conversations import (
     CONVERSATION_ID,
     ConversationStore,
@@ -50,7 +50,7 @@ from gemini_relay.core.events import (
 )
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.errors import RunTimedOut
+from gemini_relay.errors import BackendUnavailable, RunTimedOut
 from gemini_relay.log import logger
 
 T = TypeVar("T")
@@ -96,7 +96,11 @@ class ApiBackend:
         return self.conversations.recent(limit)
 
     async def models(self) -> Catalog:
-        return await list_models(self.auth())
+        try:
+            auth = self.auth()
+        except BackendUnavailable as exc:
+            return fallback_catalog(str(exc))
+        return await list_models(auth)
 
     async def diagnose(self) -> Diagnosis:
         return await diagnose(self._settings.env, self._settings.default_model)
