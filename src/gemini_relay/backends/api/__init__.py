@@ -6,18 +6,18 @@ Public surface:
   or raises RunFailed / RunTimedOut / BackendUnavailable / InputError.
 - `ApiBackend.models()` -> Catalog (live models.list, else the built-in list with a notice);
   `ApiBackend.diagnose()` -> Diagnosis (check lines, no tokens spent); `ApiBackend.help()` -> text;
-  `ApiBackend.list_conversations(limit)` -> list[Conversation]; `ApiBackend.request_for(spec)` checks the model
-  (InputError) before a job exists.
+  `ApiBackend.list_conversations(limit)` -> list[Conversation]; `ApiBackend.check_spec(spec)` raises the
+  InputError a run would (model id, malformed or unknown conversationId) so the server can refuse before a job.
 - `validate_conversation_id(raw)`: InputError unless `raw` is a conversation id this backend can have minted.
 - `resolve_auth(env)` -> ApiAuth (BackendUnavailable when no key), `resolve_model(requested, default)`.
 - `SEARCH_TOOLS`: the tool names whose runs get the Google Search grounding tool (gemini-search).
+Importing the package does not import google-genai (~0.3 s); a run, models() or diagnose() does.
 """
 
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.backend import ApiBackend, build_api_backend
-from gemini_relay.backends.api.catalog import Check, Diagnosis
+from gemini_relay.backends.api.common import SEARCH_TOOLS, Check, Diagnosis, resolve_model
 from gemini_relay.backends.api.conversations import ConversationStore, validate_conversation_id
-from gemini_relay.backends.api.options import SEARCH_TOOLS, resolve_model
 
 __all__ = [
     "SEARCH_TOOLS",

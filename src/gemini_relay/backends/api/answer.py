@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from google.genai import types
 
-from gemini_relay.backends.api.failures import COMMAND
+from gemini_relay.backends.api.common import COMMAND
 from gemini_relay.core.events import Usage
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed

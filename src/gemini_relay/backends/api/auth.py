@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from google import genai
-from google.genai import types
+from typing import TYPE_CHECKING
 
 from gemini_relay.errors import BackendUnavailable
+
+if TYPE_CHECKING:
+    from google import genai
 
 GEMINI_ENDPOINT = "https://generativelanguage.googleapis.com/"
 GEMINI_API_VERSION = "v1beta"  # the preview models and responseJsonSchema live here; the SDK's default is v1
@@ -65,6 +66,9 @@ class ApiAuth:
 
     def client(self) -> genai.Client:
         """A new SDK client; the caller keeps a reference for as long as requests run (the SDK closes it on GC)."""
+        from google import genai  # noqa: PLC0415 - the SDK loads only when the api backend is used (common.py)
+        from google.genai import types  # noqa: PLC0415
+
         options = types.HttpOptions(
             base_url=self.base_url,
             api_version=VERTEX_API_VERSION if self.vertex else GEMINI_API_VERSION,

@@ -3,58 +3,57 @@
 `run(spec)` yields SessionStarted, RunNotice for options the API cannot honour, one TextDelta per answer chunk,
 StreamNotice for an abnormal finish, and a terminal Finished; or raises one typed error (RunFailed, RunTimedOut,
 BackendUnavailable, InputError). The whole run, connection included, is bounded by `spec.timeout_seconds`.
+This module stays free of the SDK import (see common.py): the modules that need it load on first use.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
-from typing import TypeVar
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING
 
-import anyio
-from google import genai
-from google.genai import errors as genai_errors
-from google.genai import types
-
-from gemini_relay.backends.agy_models import Catalog
-from gemini_relay.backends.api.answer import AnswerFold
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
-from gemini_relay.backends.api.catalog import HELP_TEXT, Diagnosis, diagnose, fallback_catalog, list_models
+from gemini_relay.backends.api.common import COMMAND, DEFAULT_MODEL, Diagnosis, resolve_model
 from gemini_relay.backends.api.conversations import (
     CONVERSATION_ID,
     ConversationStore,
     Turn,
-    history_contents,
     new_conversation_id,
     now_iso,
     validate_conversation_id,
 )
-from gemini_relay.backends.api.failures import (
-    COMMAND,
-    TRANSPORT_ERRORS,
-    from_api_error,
-    from_bad_response,
-    from_transport_error,
-)
-from gemini_relay.backends.api.options import Request, build_request
+from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
 from gemini_relay.backends.gemini_sessions import Conversation
 from gemini_relay.config import Settings
-from gemini_relay.core.events import (
-    AgentEvent,
-    Finished,
-    RunNotice,
-    SessionStarted,
-    StreamNotice,
-    TextDelta,
-)
+from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, StreamNotice, TextDelta
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.errors import BackendUnavailable, RunTimedOut
+from gemini_relay.errors import BackendUnavailable
 from gemini_relay.log import logger
 
-T = TypeVar("T")
-CLOSE_GRACE = 2.0  # closing the HTTP client never holds up a finished or cancelled run longer than this
+if TYPE_CHECKING:
+    from gemini_relay.backends.agy_models import Catalog
+    from gemini_relay.backends.api.options import Request
+
+HELP_TEXT = "\n".join(
+    [
+        "api backend (Gemini REST API through google-genai; no CLI, no Node):",
+        "- Credentials: GEMINI_API_KEY or GOOGLE_API_KEY (GOOGLE_API_KEY wins when both are set); Vertex AI with "
+        "GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION. GOOGLE_GEMINI_BASE_URL "
+        "points it at another endpoint.",
+        "- model: an id from gemini-models, or "
+        + ", ".join(f"{a} ({t})" for a, t in MODEL_ALIASES.items())
+        + f"; default GEMINI_DEFAULT_MODEL, else {DEFAULT_MODEL}.",
+        "- effort low/medium/high: the thinking level (Gemini 3) or thinking budget (Gemini 2.5).",
+        "- mode plan: the model is told to answer with a plan only. The API has no tools: it never reads or edits "
+        "files, so pass file contents with @ references.",
+        "- jsonSchema: sent as the API's native response schema.",
+        "- gemini-search: answered with the Google Search grounding tool; sources come from its grounding metadata.",
+        "- conversationId: conversations are kept by gemini-relay in its state directory (api-conversations/) and "
+        "listed by gemini-conversations.",
+        "- agent, sandbox, skipPermissions, addDirs and allowSlashCommands apply to agent CLIs only and are ignored.",
+    ]
+)
 
 
 class ApiBackend:
@@ -88,14 +87,24 @@ class ApiBackend:
     def validate_config(self) -> None:
         self.auth()
 
+    def check_spec(self, spec: RunSpec) -> None:
+        """InputError for what `run` would refuse (model id, conversation id, unknown conversation), before a job."""
+        resolve_model(spec.model, self._settings.default_model)
+        if spec.conversation_id is not None:
+            self.conversations.turns(validate_conversation_id(spec.conversation_id))
+
     def request_for(self, spec: RunSpec) -> Request:
-        """What `spec` would send (model id checked: InputError); for the server's checks before a job exists."""
+        """What `spec` sends: model, generation config and the notices for options the API cannot honour."""
+        from gemini_relay.backends.api.options import build_request  # noqa: PLC0415 - loads the SDK
+
         return build_request(spec, self._settings.default_model)
 
     def list_conversations(self, limit: int) -> list[Conversation]:
         return self.conversations.recent(limit)
 
     async def models(self) -> Catalog:
+        from gemini_relay.backends.api.catalog import fallback_catalog, list_models  # noqa: PLC0415 - loads the SDK
+
         try:
             auth = self.auth()
         except BackendUnavailable as exc:
@@ -103,12 +112,16 @@ class ApiBackend:
         return await list_models(auth)
 
     async def diagnose(self) -> Diagnosis:
+        from gemini_relay.backends.api.catalog import diagnose  # noqa: PLC0415 - loads the SDK
+
         return await diagnose(self._settings.env, self._settings.default_model)
 
     def help(self) -> str:
         return HELP_TEXT
 
     async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
+        from gemini_relay.backends.api.runner import Exchange  # noqa: PLC0415 - loads the SDK
+
         auth = self.auth()
         request = self.request_for(spec)
         if spec.conversation_id is not None:
@@ -121,43 +134,13 @@ class ApiBackend:
         yield SessionStarted(conversation_id, request.model)
         for notice in request.notices:
             yield RunNotice(notice)
-        contents = [*history_contents(history), types.Content(role="user", parts=[types.Part(text=spec.prompt)])]
         logger.info(
             "gemini-api: model %s, conversation %s, %d earlier turn(s)", request.model, conversation_id, len(history)
         )
-        fold = AnswerFold()
-        deadline = anyio.current_time() + spec.timeout_seconds
-        client = auth.client()  # one client per run: its connections belong to this run's event loop
-        stream: AsyncIterator[types.GenerateContentResponse] | None = None
-        try:
-            if self._stream:
-                stream = await self._bounded(
-                    client.aio.models.generate_content_stream(
-                        model=request.model, contents=contents, config=request.config
-                    ),
-                    spec,
-                    fold,
-                    auth,
-                    deadline,
-                )
-                while True:
-                    chunk = await self._bounded(_next(stream), spec, fold, auth, deadline)
-                    if chunk is None:
-                        break
-                    for piece in fold.take(chunk):
-                        yield TextDelta(piece)
-            else:
-                response = await self._bounded(
-                    client.aio.models.generate_content(model=request.model, contents=contents, config=request.config),
-                    spec,
-                    fold,
-                    auth,
-                    deadline,
-                )
-                for piece in fold.take(response):
-                    yield TextDelta(piece)
-        finally:
-            await _close(client, stream)
+        exchange = Exchange(auth, request, timeout=spec.timeout_seconds, stream=self._stream)
+        async for piece in exchange.pieces(history, spec.prompt):
+            yield TextDelta(piece)
+        fold = exchange.fold
         notices, partial = fold.verdict()
         for notice in notices:
             yield StreamNotice(notice)
@@ -196,41 +179,6 @@ class ApiBackend:
         except OSError as exc:
             logger.warning("gemini-api: could not save conversation %s: %s", conversation_id, exc)
             return None
-
-    async def _bounded(self, step: Awaitable[T], spec: RunSpec, fold: AnswerFold, auth: ApiAuth, deadline: float) -> T:
-        """Await one SDK step inside the run's deadline, turning SDK and transport errors into RunFailed.
-
-        The deadline wraps each step rather than the generator body: a cancel scope must not span a `yield`.
-        """
-        with anyio.CancelScope(deadline=deadline):
-            try:
-                return await step
-            except genai_errors.APIError as exc:
-                raise from_api_error(exc, partial_text=fold.text) from exc
-            except genai_errors.UnknownApiResponseError as exc:
-                raise from_bad_response(exc, partial_text=fold.text) from exc
-            except TRANSPORT_ERRORS as exc:
-                raise from_transport_error(exc, auth.endpoint, partial_text=fold.text) from exc
-        raise RunTimedOut(COMMAND, spec.timeout_seconds, partial_text=fold.text)
-
-
-async def _next(stream: AsyncIterator[types.GenerateContentResponse]) -> types.GenerateContentResponse | None:
-    try:
-        return await anext(stream)
-    except StopAsyncIteration:
-        return None
-
-
-async def _close(client: genai.Client, stream: AsyncIterator[types.GenerateContentResponse] | None) -> None:
-    with anyio.move_on_after(CLOSE_GRACE, shield=True):
-        closer = getattr(stream, "aclose", None)
-        if closer is not None:
-            with contextlib.suppress(Exception):
-                await closer()
-        with contextlib.suppress(Exception):
-            await client.aio.aclose()
-    with contextlib.suppress(Exception):
-        client.close()
 
 
 def build_api_backend(settings: Settings) -> ApiBackend:

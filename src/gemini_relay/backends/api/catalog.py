@@ -1,9 +1,8 @@
-"""The api backend's read-only surface: its model list, its doctor checks (no tokens spent) and its help text."""
+"""The api backend's read-only calls: its model list and its doctor checks (no tokens spent)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import anyio
 from google.genai import errors as genai_errors
@@ -11,57 +10,15 @@ from google.genai import version as genai_version
 
 from gemini_relay.backends.agy_models import Catalog, ModelInfo
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
+from gemini_relay.backends.api.common import Check, Diagnosis, resolve_model
 from gemini_relay.backends.api.failures import TRANSPORT_ERRORS, from_api_error, from_transport_error
-from gemini_relay.backends.api.options import DEFAULT_MODEL, resolve_model
-from gemini_relay.backends.gemini_cli_args import KNOWN_MODELS, MODEL_ALIASES
+from gemini_relay.backends.gemini_cli_args import KNOWN_MODELS
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed
 
 LIST_TIMEOUT = 15.0  # models.list is one small GET; longer means the endpoint is not usable
 MAX_MODELS = 200
 FALLBACK_MODELS: tuple[ModelInfo, ...] = tuple(ModelInfo(m, m) for m in KNOWN_MODELS)
 FALLBACK_NOTICE = "The Gemini API could not list its models ({why}); this is gemini-relay's built-in list."
-
-HELP_TEXT = "\n".join(
-    [
-        "api backend (Gemini REST API through google-genai; no CLI, no Node):",
-        "- Credentials: GEMINI_API_KEY or GOOGLE_API_KEY (GOOGLE_API_KEY wins when both are set); Vertex AI with "
-        "GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION. GOOGLE_GEMINI_BASE_URL "
-        "points it at another endpoint.",
-        "- model: an id from gemini-models, or "
-        + ", ".join(f"{a} ({t})" for a, t in MODEL_ALIASES.items())
-        + f"; default GEMINI_DEFAULT_MODEL, else {DEFAULT_MODEL}.",
-        "- effort low/medium/high: the thinking level (Gemini 3) or thinking budget (Gemini 2.5).",
-        "- mode plan: the model is told to answer with a plan only. The API has no tools: it never reads or edits "
-        "files, so pass file contents with @ references.",
-        "- jsonSchema: sent as the API's native response schema.",
-        "- gemini-search: answered with the Google Search grounding tool; sources come from its grounding metadata.",
-        "- conversationId: conversations are kept by gemini-relay in its state directory (api-conversations/) and "
-        "listed by gemini-conversations.",
-        "- agent, sandbox, skipPermissions, addDirs and allowSlashCommands apply to agent CLIs only and are ignored.",
-    ]
-)
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-
-    def line(self) -> str:
-        return f"{'✅' if self.ok else '❌'} {self.name}: {self.detail}"
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    checks: tuple[Check, ...]
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-    def lines(self) -> list[str]:
-        return [c.line() for c in self.checks]
 
 
 async def list_models(auth: ApiAuth) -> Catalog:

@@ -21,8 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from google.genai import types
-
 from gemini_relay.backends.gemini_sessions import Conversation
 from gemini_relay.errors import InputError
 
@@ -144,15 +142,6 @@ class ConversationStore:
         except (OSError, ValueError):
             return None
         return value if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType]
-
-
-def history_contents(turns: list[Turn]) -> list[types.Content]:
-    """The stored turns as the alternating user/model contents the stateless API needs to continue."""
-    contents: list[types.Content] = []
-    for turn in turns:
-        contents.append(types.Content(role="user", parts=[types.Part(text=turn.prompt)]))
-        contents.append(types.Content(role="model", parts=[types.Part(text=turn.answer)]))
-    return contents
 
 
 def now_iso() -> str:

@@ -11,10 +11,10 @@ from typing import Any
 
 from google.genai import errors as genai_errors
 
+from gemini_relay.backends.api.common import COMMAND
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
 
-COMMAND = "gemini-api"
 RETRYABLE_STATUS = frozenset({429, 500, 503, 504})
 _MESSAGE_CHARS = 600
 

@@ -7,14 +7,8 @@ from dataclasses import dataclass, field
 
 from google.genai import types
 
-from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
+from gemini_relay.backends.api.common import SEARCH_TOOLS, resolve_model
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.errors import InputError
-
-DEFAULT_MODEL = MODEL_ALIASES["pro"]  # when neither the call nor GEMINI_DEFAULT_MODEL names one
-# The id becomes a URL path segment (`models/{id}:streamGenerateContent`): no '/', '?', '%' or '..' tricks.
-MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-SEARCH_TOOLS = frozenset({"gemini-search"})  # tools whose runs get the Google Search grounding tool
 
 PLAN_INSTRUCTION = (
     "You are in plan mode: analyse the request and answer with a plan only. Do not claim to have changed, created "
@@ -44,21 +38,6 @@ class Request:
     notices: list[str] = field(default_factory=list[str])
     structured: bool = False
     search: bool = False
-
-
-def resolve_model(requested: str | None, default: str | None) -> str:
-    """An alias or id -> the API model id; InputError for anything that is not a model id (checked before a job)."""
-    raw = (requested or default or "").strip()
-    if "\t" in raw:  # a pasted "<id>\t<label>" row from a models listing
-        raw = raw.split("\t", 1)[0].strip()
-    raw = raw.removeprefix("models/")
-    if not raw or raw.lower() == "auto":
-        fallback = (default or "").strip().removeprefix("models/")
-        raw = fallback if fallback and fallback.lower() != "auto" else DEFAULT_MODEL
-    model = MODEL_ALIASES.get(raw.lower(), raw)
-    if not MODEL_ID.fullmatch(model) or ".." in model:
-        raise InputError(f"model {model!r} is not a model id; see gemini-models for the ids this backend accepts")
-    return model
 
 
 def thinking_config(model: str, effort: str | None) -> types.ThinkingConfig | None:
