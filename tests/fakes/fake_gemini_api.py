@@ -36,6 +36,8 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``write_file:<path>`` [written.txt]: ``functionCall write_file``, then :data:`TOOL_DONE_TEXT` (plan mode denies it)
 - ``thought``: a ``thought: true`` part (:data:`THOUGHT_TEXT`), then :data:`THOUGHT_ANSWER_TEXT`
 - ``empty``: one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
+- ``max_tokens``: :data:`MAX_TOKENS_TEXT` ending with ``finishReason: MAX_TOKENS`` (the output limit cut it off)
+- ``blocked_prompt``: no candidates, ``promptFeedback.blockReason: SAFETY`` (the API refused the prompt itself)
 - ``nonjson``: 200 with body ``this is not json``
 - ``error:<status>`` [500]: Google error body for 400/401/403/404/429/500/503/504 (any 400-599 accepted)
 - ``quota``: 429 RESOURCE_EXHAUSTED; ``quota_daily``: + QuotaFailure PerDay detail; ``quota_retry``: + RetryInfo 1s
@@ -85,6 +87,7 @@ __all__ = [
     "ECHO_LIMIT",
     "ECHO_PREFIX",
     "IMAGE_TEXT",
+    "MAX_TOKENS_TEXT",
     "ROUTER_ANSWER",
     "SCENARIOS",
     "SEARCH_ANSWER_TEXT",
@@ -127,6 +130,7 @@ TOOL_DONE_TEXT: Final = "Read it."
 THOUGHT_TEXT: Final = "**Considering the request** The user wants a short answer."
 THOUGHT_ANSWER_TEXT: Final = "Answer after thinking."
 STALL_TEXT: Final = "Partial answer before the stall"
+MAX_TOKENS_TEXT: Final = "An answer that the output token limit cut"
 SLOW_CHUNKS: Final = (*(f"slow chunk {i} of 5. " for i in range(1, 5)), "slow chunk 5 of 5.")
 DEFAULT_SLOW_DELAY: Final = 0.5
 IMAGE_TEXT: Final = "Here is a tiny PNG."
@@ -578,6 +582,17 @@ def _plan_safety(ctx: _Ctx) -> _Plan:
     return _Plan(chunks=(ctx.answer.chunk(None, "SAFETY", {"safetyRatings": ratings}),))
 
 
+@_scenario("max_tokens")
+def _plan_max_tokens(ctx: _Ctx) -> _Plan:
+    return _Plan(chunks=(ctx.answer.chunk([{"text": MAX_TOKENS_TEXT}], "MAX_TOKENS"),))
+
+
+@_scenario("blocked_prompt")
+def _plan_blocked_prompt(ctx: _Ctx) -> _Plan:
+    feedback = {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 12}}
+    return _Plan(chunks=({**feedback, "modelVersion": ctx.answer.model, "responseId": ctx.answer.response_id},))
+
+
 @_scenario("nonjson")
 def _plan_nonjson(ctx: _Ctx) -> _Plan:
     return _Plan(body=b"this is not json", content_type="text/plain; charset=UTF-8")
@@ -701,6 +716,8 @@ def _echo_plan(body: dict[str, Any], answer: _Answer) -> _Plan:
 
 def _merge(chunks: tuple[dict[str, Any], ...]) -> dict[str, Any]:
     """Merge streamed chunks into one generateContent response (adjacent text parts of one kind are joined)."""
+    if not any(chunk.get("candidates") for chunk in chunks):  # a refused prompt has only promptFeedback
+        return dict(chunks[-1])
     parts: list[dict[str, Any]] = []
     last_candidate: dict[str, Any] = {}
     for chunk in chunks:

@@ -1,0 +1,33 @@
+"""The api backend (GEMINI_MCP_BACKEND=api): the Gemini REST API through google-genai, no CLI and no Node.
+
+Public surface:
+- `build_api_backend(settings)` / `ApiBackend(settings)`: the backend (`name` BackendName.API, `command`
+  "gemini-api", `max_concurrent` None); its `run(spec)` is an async generator of core.events ending in Finished,
+  or raises RunFailed / RunTimedOut / BackendUnavailable / InputError.
+- `ApiBackend.models()` -> Catalog (live models.list, else the built-in list with a notice);
+  `ApiBackend.diagnose()` -> Diagnosis (check lines, no tokens spent); `ApiBackend.help()` -> text;
+  `ApiBackend.list_conversations(limit)` -> list[Conversation]; `ApiBackend.check_spec(spec)` raises the
+  InputError a run would (model id, malformed or unknown conversationId) so the server can refuse before a job.
+- `validate_conversation_id(raw)`: InputError unless `raw` is a conversation id this backend can have minted.
+- `resolve_auth(env)` -> ApiAuth (BackendUnavailable when no key), `resolve_model(requested, default)`.
+- `SEARCH_TOOLS`: the tool names whose runs get the Google Search grounding tool (gemini-search).
+Importing the package does not import google-genai (~0.3 s); a run, models() or diagnose() does.
+"""
+
+from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
+from gemini_relay.backends.api.backend import ApiBackend, build_api_backend
+from gemini_relay.backends.api.common import SEARCH_TOOLS, Check, Diagnosis, resolve_model
+from gemini_relay.backends.api.conversations import ConversationStore, validate_conversation_id
+
+__all__ = [
+    "SEARCH_TOOLS",
+    "ApiAuth",
+    "ApiBackend",
+    "Check",
+    "ConversationStore",
+    "Diagnosis",
+    "build_api_backend",
+    "resolve_auth",
+    "resolve_model",
+    "validate_conversation_id",
+]

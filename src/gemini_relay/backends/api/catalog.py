@@ -1,0 +1,92 @@
+"""The api backend's read-only calls: its model list and its doctor checks (no tokens spent)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import anyio
+from google.genai import errors as genai_errors
+from google.genai import version as genai_version
+
+from gemini_relay.backends.agy_models import Catalog, ModelInfo
+from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
+from gemini_relay.backends.api.common import Check, Diagnosis, resolve_model
+from gemini_relay.backends.api.failures import TRANSPORT_ERRORS, from_api_error, from_transport_error
+from gemini_relay.backends.gemini_cli_args import KNOWN_MODELS
+from gemini_relay.errors import BackendUnavailable, InputError, RunFailed
+
+LIST_TIMEOUT = 15.0  # models.list is one small GET; longer means the endpoint is not usable
+MAX_MODELS = 200
+FALLBACK_MODELS: tuple[ModelInfo, ...] = tuple(ModelInfo(m, m) for m in KNOWN_MODELS)
+FALLBACK_NOTICE = "The Gemini API could not list its models ({why}); this is gemini-relay's built-in list."
+
+
+async def list_models(auth: ApiAuth) -> Catalog:
+    """The models the key can call generateContent on, or the built-in list with a notice saying why not."""
+    try:
+        found = await _fetch_models(auth)
+    except RunFailed as exc:
+        return fallback_catalog(exc.message)
+    if not found:
+        return fallback_catalog("the list was empty")
+    return Catalog(tuple(found), live=True)
+
+
+def fallback_catalog(why: str) -> Catalog:
+    return Catalog(FALLBACK_MODELS, live=False, notice=FALLBACK_NOTICE.format(why=why))
+
+
+async def diagnose(env: Mapping[str, str], default_model: str | None) -> Diagnosis:
+    """Key present, endpoint reachable, default model known, SDK version: reads only, never a generate call."""
+    checks = [Check("google-genai", True, f"version {genai_version.__version__}")]
+    try:
+        auth = resolve_auth(env)
+    except BackendUnavailable as exc:
+        return Diagnosis((*checks, Check("credentials", False, str(exc))))
+    checks.append(Check("credentials", True, auth.describe()))
+    try:
+        models = await _fetch_models(auth)
+    except RunFailed as exc:
+        checks.append(Check("endpoint", False, exc.message))
+        return Diagnosis(tuple(checks))
+    checks.append(Check("endpoint", True, f"{auth.endpoint} answered models.list ({len(models)} models)"))
+    try:
+        model = resolve_model(None, default_model)
+    except InputError as exc:
+        checks.append(Check("default model", False, str(exc)))
+        return Diagnosis(tuple(checks))
+    ids = {m.id for m in models}
+    if model in ids:
+        checks.append(Check("default model", True, f"{model} is listed"))
+    else:
+        checks.append(Check("default model", False, f"{model} is not in the endpoint's model list; see gemini-models"))
+    return Diagnosis(tuple(checks))
+
+
+async def _fetch_models(auth: ApiAuth) -> list[ModelInfo]:
+    """One bounded models.list walk; RunFailed (with the API's status) when it fails or takes too long."""
+    client = auth.client()
+    found: list[ModelInfo] = []
+    try:
+        with anyio.fail_after(LIST_TIMEOUT):
+            pager = await client.aio.models.list()
+            async for model in pager:
+                actions = model.supported_actions
+                if actions is not None and "generateContent" not in actions:
+                    continue
+                model_id = (model.name or "").removeprefix("models/")
+                if model_id:
+                    found.append(ModelInfo(model_id, model.display_name or model_id))
+                if len(found) >= MAX_MODELS:
+                    break
+    except TimeoutError:
+        raise RunFailed(f"{auth.endpoint} did not answer models.list within {LIST_TIMEOUT:.0f}s") from None
+    except genai_errors.APIError as exc:
+        raise from_api_error(exc) from exc
+    except TRANSPORT_ERRORS as exc:
+        raise from_transport_error(exc, auth.endpoint) from exc
+    finally:
+        with anyio.move_on_after(2.0, shield=True):
+            await client.aio.aclose()
+        client.close()
+    return found

@@ -1,0 +1,88 @@
+"""SDK and transport exceptions -> the relay's typed RunFailed, with the API's own status and message.
+
+The message keeps the HTTP code and the API status token (`HTTP 429 RESOURCE_EXHAUSTED: …`) because the capacity
+classifier reads exactly those words to decide whether the fallback model may retry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from google.genai import errors as genai_errors
+
+from gemini_relay.backends.api.common import COMMAND
+from gemini_relay.core.vocabulary import FailureReason
+from gemini_relay.errors import RunFailed
+
+RETRYABLE_STATUS = frozenset({429, 500, 503, 504})
+_MESSAGE_CHARS = 600
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP client's connection-level errors (the SDK uses httpx2, or httpx when only that is installed)."""
+    found: list[type[BaseException]] = [OSError]
+    for module in ("httpx2", "httpx"):
+        try:
+            error: Any = getattr(importlib.import_module(module), "TransportError", None)
+        except ImportError:
+            continue
+        if isinstance(error, type) and issubclass(error, BaseException):
+            found.append(error)
+    return tuple(found)
+
+
+TRANSPORT_ERRORS = _transport_errors()
+
+
+def from_api_error(exc: genai_errors.APIError, *, partial_text: str = "") -> RunFailed:
+    code = int(exc.code) if isinstance(exc.code, int) else None
+    status = str(exc.status) if exc.status else ""
+    message = _one_line(str(exc.message or "") or str(exc))
+    quota = code == 429 or status == "RESOURCE_EXHAUSTED"
+    head = f"HTTP {code}" if code else "error"
+    text = f"{COMMAND} failed: {head}{' ' + status if status else ''}: {message}"
+    return RunFailed(
+        text,
+        reason=FailureReason.QUOTA_EXHAUSTED if quota else FailureReason.BACKEND_ERROR,
+        partial_text=partial_text,
+        retryable=code in RETRYABLE_STATUS if code is not None else None,
+        http_status=code,
+        recovery=_recovery(code, status),
+    )
+
+
+def from_transport_error(exc: BaseException, endpoint: str, *, partial_text: str = "") -> RunFailed:
+    detail = _one_line(str(exc)) or type(exc).__name__
+    return RunFailed(
+        f"{COMMAND} could not reach {endpoint}: {detail}",
+        reason=FailureReason.BACKEND_ERROR,
+        partial_text=partial_text,
+        retryable=True,
+        recovery="Check the network, or GOOGLE_GEMINI_BASE_URL when it points the relay at another endpoint.",
+    )
+
+
+def from_bad_response(exc: BaseException, *, partial_text: str = "") -> RunFailed:
+    detail = _one_line(str(exc)) or type(exc).__name__
+    return RunFailed(
+        f"{COMMAND} failed: the API sent a response the SDK could not read ({detail})",
+        reason=FailureReason.BACKEND_ERROR,
+        partial_text=partial_text,
+        retryable=True,
+    )
+
+
+def _recovery(code: int | None, status: str) -> str | None:
+    if code in (401, 403) or status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+        return "Check GEMINI_API_KEY (or GOOGLE_API_KEY): the API refused it."
+    if code == 404:
+        return "Pick a model id from gemini-models."
+    if code == 429:
+        return "Wait for the quota to refill, or pass a different model."
+    return None
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _MESSAGE_CHARS else flat[: _MESSAGE_CHARS - 1] + "…"
