@@ -39,6 +39,8 @@ _BACKEND_ALIASES = {
     "antigravity": BackendName.AGY,
     "gemini": BackendName.GEMINI,
     "gemini-cli": BackendName.GEMINI,
+    "api": BackendName.API,
+    "gemini-api": BackendName.API,
 }
 
 

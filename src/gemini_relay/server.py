@@ -110,7 +110,7 @@ class RelayServer:
             return _error(name, "internal error in gemini-relay (details are in the server log)")
         call.ok = True
         text = reply.text
-        notice = self.deps.selector.take_notice()
+        notice = self.deps.registry.take_notice()
         if notice:
             text = with_notices([notice], text)
         return types.CallToolResult(

@@ -20,7 +20,7 @@ async def run_server(deps: Deps) -> None:
     server = RelayServer(deps).build()
     async with anyio.create_task_group() as background:
         deps.background = background
-        await serve_stdio(server, [deps.warm_up, deps.maintain], deps.engine.runner.detach)
+        await serve_stdio(server, [deps.warm_up, deps.maintain], deps.engine.detach)
         background.cancel_scope.cancel()  # followers of detached jobs stop; the jobs themselves run on
 
 

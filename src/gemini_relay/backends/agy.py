@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 
+from gemini_relay.backends import agy_surface as surface
 from gemini_relay.backends.agy_args import (
     FLOOR_CAPABILITIES,
     Capabilities,
@@ -27,6 +28,7 @@ from gemini_relay.backends.agy_models import FALLBACK_MODELS, Catalog, fetch_age
 from gemini_relay.backends.agy_sessions import ConversationListing, agy_state_dir, list_conversations
 from gemini_relay.backends.agy_usage import UsageProbe, UsageReading
 from gemini_relay.backends.agy_version import AgyVersion, require_floor
+from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
@@ -102,6 +104,20 @@ class AgyBackend:
             raise ConfigError(f"AGY_CLI_PATH={configured!r} is missing or not executable")
         if self._settings.agy_print_timeout:
             parse_go_duration(self._settings.agy_print_timeout)
+
+    # --- capabilities (backends/capabilities.py) -------------------------------------------------------------
+
+    async def model_listing(self) -> ModelListing:
+        return await surface.model_listing(self)
+
+    async def conversation_rows(self, limit: int) -> ConversationRows:
+        return await surface.conversation_rows(self, limit)
+
+    async def doctor_section(self) -> DoctorSection:
+        return await surface.doctor_section(self)
+
+    async def help_text(self) -> str:
+        return await surface.help_text(self)
 
     def check(self, spec: RunSpec) -> None:
         """Refuse what this backend could never run, before a job exists (InputError naming the field)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 ALLOWED_PREFIXES = ("GOOGLE_", "GEMINI_", "CLOUDSDK_", "LC_", "XDG_")
 ALLOWED_KEYS = frozenset(
@@ -25,3 +26,8 @@ def child_env(environ: Mapping[str, str], extra: Mapping[str, str] | None = None
     if extra:
         env.update(extra)
     return env
+
+
+def gemini_home(env: Mapping[str, str]) -> Path:
+    """The directory holding the CLI's `.gemini` state folder."""
+    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()

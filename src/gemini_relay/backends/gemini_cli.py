@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+from gemini_relay.backends import gemini_surface as surface
+from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
-from gemini_relay.backends.env import child_env
+from gemini_relay.backends.env import child_env, gemini_home
 from gemini_relay.backends.gemini_cli_args import build_invocation
 from gemini_relay.backends.gemini_cli_errors import classify_exit
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, parse_flags
@@ -51,9 +53,26 @@ class GeminiCliBackend:
     def settings(self) -> Settings:
         return self._settings
 
+    # --- capabilities (backends/capabilities.py) -------------------------------------------------------------
+
+    async def model_listing(self) -> ModelListing:
+        return await surface.model_listing(self)
+
+    async def conversation_rows(self, limit: int) -> ConversationRows:
+        return await surface.conversation_rows(self, limit)
+
+    async def doctor_section(self) -> DoctorSection:
+        return await surface.doctor_section(self)
+
+    async def help_text(self) -> str:
+        return await surface.help_text(self)
+
     def check(self, spec: RunSpec) -> None:
         """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
         check_spec(spec)
+
+    def validate_config(self) -> None:
+        """Nothing to check up front: a missing binary is reported by the first call that needs it."""
 
     def env(self) -> dict[str, str]:
         # No relaunch: the CLI's self-respawn costs ~0.5 s per call and its parent ignores SIGTERM.
@@ -132,8 +151,3 @@ class GeminiCliBackend:
             with contextlib.suppress(OSError):
                 lock.rmdir()
                 logger.info("Removed a stale Gemini CLI projects.json.lock")
-
-
-def gemini_home(env: Mapping[str, str]) -> Path:
-    """The directory holding the CLI's `.gemini` state folder."""
-    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()

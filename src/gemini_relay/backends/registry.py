@@ -1,13 +1,52 @@
-"""Which backend serves a call: GEMINI_MCP_BACKEND when set, else agy when it is found, else gemini."""
+"""The backend registry: the one list of backends, what each can do, how its runs are run, and the automatic choice.
+
+Adding a backend is one entry in BACKENDS. The server (app.py) and the job supervisor build backends here alone; a
+tool asks `provider(<capability protocol>)` for the active backend instead of branching on which one it is.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import Any, Protocol
 
+from gemini_relay.backends.agy import AgyBackend
+from gemini_relay.backends.api import ApiBackend
+from gemini_relay.backends.base import Backend
+from gemini_relay.backends.capabilities import Diagnoses, ListsConversations, ListsModels, ShowsHelp
+from gemini_relay.backends.gemini_cli import GeminiCliBackend
+from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.errors import BackendUnavailable
+
+
+class RunnerKind(StrEnum):
+    """How the engine gets a backend's runs done."""
+
+    DURABLE = "durable"  # a detached supervisor per job (outlives the server)
+    INLINE = "inline"  # in the server process
+
+
+class _Buildable(Backend, Protocol):
+    def validate_config(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: BackendName
+    label: str  # for messages: "agy (Antigravity CLI)"
+    build: Callable[[Settings, ProbeCache], _Buildable]
+    runner: RunnerKind = RunnerKind.DURABLE
+
+
+BACKENDS: tuple[Entry, ...] = (
+    Entry(BackendName.AGY, "agy (Antigravity CLI)", lambda s, p: AgyBackend(s, p)),
+    Entry(BackendName.GEMINI, "Gemini CLI", lambda s, p: GeminiCliBackend(s, p)),
+    Entry(BackendName.API, "Gemini API (google-genai)", lambda s, _p: ApiBackend(s)),
+)
 
 
 @dataclass(frozen=True)
@@ -16,35 +55,64 @@ class Selection:
     notice: str | None = None  # why this backend, when the user did not choose it
 
 
-class BackendSelector:
-    """Resolves the automatic choice once per process, so a session never switches upstream mid-way.
+class BackendRegistry:
+    """Every backend, built once from the settings, plus the per-process automatic choice."""
 
-    The first reply of the process carries the notice explaining an automatic choice (`take_notice`).
-    """
-
-    def __init__(self, settings: Settings, locate_agy: Callable[[], Path | None]) -> None:
-        self._settings = settings
-        self._locate_agy = locate_agy
+    def __init__(self, settings: Settings, probes: ProbeCache | None = None) -> None:
+        self.settings = settings
+        probes = probes or ProbeCache(settings.state_dir / "probes")
+        self.entries: Mapping[BackendName, Entry] = {entry.name: entry for entry in BACKENDS}
+        self.backends: Mapping[BackendName, _Buildable] = {e.name: e.build(settings, probes) for e in BACKENDS}
         self._auto: Selection | None = None
         self._notice_taken = False
 
+    @property
+    def agy(self) -> AgyBackend:
+        backend = self.backends[BackendName.AGY]
+        assert isinstance(backend, AgyBackend)
+        return backend
+
+    @property
+    def gemini(self) -> GeminiCliBackend:
+        backend = self.backends[BackendName.GEMINI]
+        assert isinstance(backend, GeminiCliBackend)
+        return backend
+
+    def validate_config(self) -> None:
+        """Fail fast on settings that name a backend explicitly (an explicit AGY_CLI_PATH that is not there)."""
+        self.agy.validate_config()
+
+    def backend(self, name: BackendName) -> Backend:
+        return self.backends[name]
+
+    # A tool asks for a capability; a backend has it by implementing the protocol (backends/capabilities.py).
+
+    def models(self) -> ListsModels:
+        return self._provider(ListsModels, "list models")  # type: ignore[no-any-return]
+
+    def conversations(self) -> ListsConversations:
+        return self._provider(ListsConversations, "list conversations")  # type: ignore[no-any-return]
+
+    def diagnoses(self, name: BackendName | None = None) -> Diagnoses:
+        return self._provider(Diagnoses, "check its setup", name)  # type: ignore[no-any-return]
+
+    def shows_help(self) -> ShowsHelp:
+        return self._provider(ShowsHelp, "show its help")  # type: ignore[no-any-return]
+
+    def _provider(self, capability: Any, what: str, name: BackendName | None = None) -> Any:
+        chosen = name or self.select().backend
+        backend = self.backends[chosen]
+        if not isinstance(backend, capability):
+            raise BackendUnavailable(f"The {chosen.value} backend ({self.entries[chosen].label}) cannot {what}.")
+        return backend
+
     def select(self) -> Selection:
-        if self._settings.backend is not None:
-            return Selection(self._settings.backend)
+        """GEMINI_MCP_BACKEND when set; else agy when found, else the Gemini CLI when found, else the API when a key
+        is set, else the Gemini CLI (whose calls then say how to install it). Resolved once per process."""
+        if self.settings.backend is not None:
+            return Selection(self.settings.backend)
         if self._auto is None:
-            agy = self._locate_agy()
-            if agy is not None:
-                self._auto = Selection(
-                    BackendName.AGY,
-                    f"Using the agy backend (Antigravity CLI at {agy}) because GEMINI_MCP_BACKEND is unset and agy "
-                    "was found. Set GEMINI_MCP_BACKEND=gemini to use the Gemini CLI instead.",
-                )
-            else:
-                self._auto = Selection(
-                    BackendName.GEMINI,
-                    "Using the gemini backend (Gemini CLI) because GEMINI_MCP_BACKEND is unset and agy was not found "
-                    "on PATH (set AGY_CLI_PATH, or GEMINI_MCP_BACKEND to choose explicitly).",
-                )
+            self._auto = _choose(self.settings, self.agy.locate, self.gemini.locate)
         return self._auto
 
     def take_notice(self) -> str | None:
@@ -53,3 +121,27 @@ class BackendSelector:
             return None
         self._notice_taken = True
         return self.select().notice
+
+
+def _choose(
+    settings: Settings, locate_agy: Callable[[], Path | None], locate_gemini: Callable[[], Path | None]
+) -> Selection:
+    agy = locate_agy()
+    if agy is not None:
+        return Selection(
+            BackendName.AGY,
+            f"Using the agy backend (Antigravity CLI at {agy}) because GEMINI_MCP_BACKEND is unset and agy "
+            "was found. Set GEMINI_MCP_BACKEND=gemini to use the Gemini CLI instead.",
+        )
+    has_key = any(settings.env.get(k, "").strip() for k in ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+    if locate_gemini() is None and has_key:
+        return Selection(
+            BackendName.API,
+            "Using the api backend (the Gemini API through google-genai) because GEMINI_MCP_BACKEND is unset, "
+            "neither agy nor the Gemini CLI was found, and an API key is set.",
+        )
+    return Selection(
+        BackendName.GEMINI,
+        "Using the gemini backend (Gemini CLI) because GEMINI_MCP_BACKEND is unset and agy was not found "
+        "on PATH (set AGY_CLI_PATH, or GEMINI_MCP_BACKEND to choose explicitly).",
+    )

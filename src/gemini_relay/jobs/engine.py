@@ -38,10 +38,12 @@ class RunEngine:
         *,
         max_concurrent: int,
         runner: Runner | None = None,
+        runners: Mapping[BackendName, Runner] | None = None,
         pacing: PacingPolicy | None = None,
     ) -> None:
         self._backends = dict(backends)
-        self.runner: Runner = runner or InlineRunner()
+        self.runner: Runner = runner or InlineRunner()  # for backends without a runner of their own
+        self._runners = dict(runners or {})
         self._pacers = {name: Pacer(pacing or PacingPolicy(), backend=name.value) for name in self._backends}
         self._limiters = {
             name: anyio.Semaphore(backend.max_concurrent or max_concurrent, fast_acquire=False)
@@ -62,7 +64,16 @@ class RunEngine:
         if backend not in self._backends:
             raise BackendUnavailable(f"The {backend.value} backend is not available in this server")
         self._backends[backend].check(spec)  # every input check happens before a job exists
-        return self.runner.create(RunRecord(spec=spec, backend=backend), options or JobOptions())
+        return self.runner_for(backend).create(RunRecord(spec=spec, backend=backend), options or JobOptions())
+
+    def detach(self) -> None:
+        """The server is shutting down: every runner leaves what can outlive it running."""
+        for runner in {id(r): r for r in [self.runner, *self._runners.values()]}.values():
+            runner.detach()
+
+    def runner_for(self, backend: BackendName) -> Runner:
+        """The registry chose it per backend (durable supervisor, in-process, later a warm session)."""
+        return self._runners.get(backend, self.runner)
 
     @property
     def active(self) -> list[RunRecord]:
@@ -86,8 +97,9 @@ class RunEngine:
                     record.state = RunState.STARTING
                     record.started_at = time.monotonic()
                     timeout = record.spec.timeout_seconds
-                    with anyio.move_on_after(timeout + self.runner.deadline_margin) as deadline:
-                        outcome = await self.runner.run(record, backend)
+                    runner = self.runner_for(record.backend)
+                    with anyio.move_on_after(timeout + runner.deadline_margin) as deadline:
+                        outcome = await runner.run(record, backend)
                     if deadline.cancelled_caught:
                         raise RunTimedOut(backend.command, timeout, partial_text=record.text)
             if active.scope.cancelled_caught:
@@ -112,7 +124,7 @@ class RunEngine:
         finally:
             if not started:
                 # Refused or cancelled while queued: a durable runner must not leave the job for adoption.
-                self.runner.abandon(record)
+                self.runner_for(record.backend).abandon(record)
             record.ended_at = time.monotonic()
             del self._active[record.run_id]
             logger.info(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from gemini_relay.backends.factory import build_backends
+from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
 from gemini_relay.core.result import RunResult
@@ -98,8 +98,7 @@ def run_job(job_dir: Path, lock_fds: Sequence[int] = (), claim_fd: int | None = 
 async def _supervise(store: FileJobStore, job_id: str, lock_fds: tuple[int, ...]) -> int:
     meta = store.meta(job_id)
     settings = Settings.from_env(cwd=meta.spec.cwd)
-    gemini, agy = build_backends(settings)
-    engine = RunEngine({gemini.name: gemini, agy.name: agy}, max_concurrent=1)
+    engine = RunEngine(BackendRegistry(settings).backends, max_concurrent=1)
     started = time.time()
     record = RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
     mirror = StoreMirror(store, job_id, record, started)

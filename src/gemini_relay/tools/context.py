@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from gemini_relay.backends.agy import AgyBackend
 from gemini_relay.backends.gemini_cli import GeminiCliBackend
-from gemini_relay.backends.registry import BackendSelector, Selection
+from gemini_relay.backends.registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.core.vocabulary import BackendName
@@ -31,9 +31,7 @@ from gemini_relay.tools.progress import CallProgress
 class Deps:
     settings: Settings
     engine: RunEngine
-    gemini: GeminiCliBackend
-    agy: AgyBackend
-    selector: BackendSelector
+    registry: BackendRegistry
     jobs: SupervisedRunner | None = None
     chunks: ChunkCache = field(default_factory=ChunkCache)
     background: TaskGroup | None = None  # owned by the transport: gemini-run jobs and adopted jobs run here
@@ -75,8 +73,16 @@ class Deps:
         except RelayError as exc:  # the first real call reports it properly
             logger.info("Backend warm-up skipped: %s", exc)
 
+    @property
+    def agy(self) -> AgyBackend:
+        return self.registry.agy
+
+    @property
+    def gemini(self) -> GeminiCliBackend:
+        return self.registry.gemini
+
     def selection(self) -> Selection:
-        return self.selector.select()
+        return self.registry.select()
 
     def resolve_dirs(self, dirs: list[str] | None) -> tuple[Path, ...]:
         """addDirs as absolute, existing directories (relative entries are taken from the project root)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import anyio
 
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import EmptyInput, PingInput, TimeoutTestInput
@@ -17,11 +16,7 @@ async def ping(deps: Deps, args: PingInput, call: CallProgress) -> Reply:
 
 
 async def help_(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
-    agy = deps.selection().backend is BackendName.AGY
-    result = await (deps.agy.help() if agy else deps.gemini.help())
-    if not result.ok:
-        return Reply(f"`{'agy' if agy else 'gemini'} --help` failed:\n{result.text.strip()}")
-    return Reply(result.text.strip())
+    return Reply(await deps.registry.shows_help().help_text())
 
 
 async def timeout_test(deps: Deps, args: TimeoutTestInput, call: CallProgress) -> Reply:

@@ -22,6 +22,8 @@ from gemini_relay.backends.api.conversations import (
     now_iso,
     validate_conversation_id,
 )
+from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
 from gemini_relay.backends.gemini_sessions import Conversation
 from gemini_relay.config import Settings
@@ -86,6 +88,37 @@ class ApiBackend:
 
     def validate_config(self) -> None:
         self.auth()
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse what this backend could never run, before a job exists."""
+        check_spec(spec)
+        self.check_spec(spec)
+
+    # --- capabilities (backends/capabilities.py) -------------------------------------------------------------
+
+    async def model_listing(self) -> ModelListing:
+        catalog = await self.models()
+        default = self._settings.default_model or DEFAULT_MODEL
+        lines = [
+            "Models for the api backend (Gemini API through google-genai) — pass the id as `model`:",
+            "",
+            *(f"- {m.id} — {m.label}" if m.label and m.label != m.id else f"- {m.id}" for m in catalog.models),
+            "",
+            "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in MODEL_ALIASES.items()),
+            f"Default: {default}",
+        ]
+        return ModelListing(lines, [catalog.notice] if catalog.notice and not catalog.live else [])
+
+    async def conversation_rows(self, limit: int) -> ConversationRows:
+        return ConversationRows("Gemini API", self.list_conversations(limit))
+
+    async def doctor_section(self) -> DoctorSection:
+        diagnosis = await self.diagnose()
+        problems = [f"{c.name}: {c.detail}" for c in diagnosis.checks if not c.ok]
+        return DoctorSection(["## Gemini API (google-genai)", *(f"- {line}" for line in diagnosis.lines())], problems)
+
+    async def help_text(self) -> str:
+        return self.help()
 
     def check_spec(self, spec: RunSpec) -> None:
         """InputError for what `run` would refuse (model id, conversation id, unknown conversation), before a job."""
@@ -162,7 +195,7 @@ class ApiBackend:
             )
         yield Finished(
             ok=True,
-            status="success",
+            status="SUCCESS",
             text=answer,
             usage=fold.usage,
             num_turns=turns if turns is not None else len(history) + 1,

@@ -1,0 +1,53 @@
+"""What a backend can do besides answering, as protocols: a tool asks the registry for one of these and never
+branches on which backend is active. A backend has a capability by implementing its protocol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from gemini_relay.backends.gemini_sessions import Conversation
+
+
+@dataclass(frozen=True)
+class ModelListing:
+    """gemini-models' body for one backend: its lines, and notices (a fallback list, say)."""
+
+    lines: list[str]
+    notices: list[str] = field(default_factory=list[str])
+
+
+@dataclass(frozen=True)
+class ConversationRows:
+    source: str  # "agy", "Gemini CLI", "Gemini API"
+    conversations: list[Conversation]
+    notices: list[str] = field(default_factory=list[str])
+
+
+@dataclass(frozen=True)
+class DoctorSection:
+    """One backend's part of gemini-doctor: its lines, and the problems that need action when it is active."""
+
+    lines: list[str]
+    problems: list[str] = field(default_factory=list[str])
+
+
+@runtime_checkable
+class ListsModels(Protocol):
+    async def model_listing(self) -> ModelListing: ...
+
+
+@runtime_checkable
+class ListsConversations(Protocol):
+    async def conversation_rows(self, limit: int) -> ConversationRows: ...
+
+
+@runtime_checkable
+class Diagnoses(Protocol):
+    async def doctor_section(self) -> DoctorSection: ...
+
+
+@runtime_checkable
+class ShowsHelp(Protocol):
+    async def help_text(self) -> str: ...
