@@ -69,6 +69,7 @@ async def test_a_malformed_conversation_id_is_a_validation_error_and_creates_no_
         async with relay.client(**overrides) as client:
             result = await client.call_tool("gemini-ask", {"prompt": "p", "conversationId": conversation_id})
         assert result.is_error
-        assert text_of(result).startswith("Error executing gemini-ask: Invalid arguments for gemini-ask: conversationId:")
+        expected = "Error executing gemini-ask: Invalid arguments for gemini-ask: conversationId:"
+        assert text_of(result).startswith(expected)
         assert job_dirs(state) == []
     assert relay.main_requests() == []
