@@ -1,5 +1,7 @@
 """Media endpoints of the fake Gemini API (stdlib only); `fake_gemini_api` dispatches to :func:`handle` first.
 
+The Files API and the shared state live here; Veo in `fake_gemini_veo`, Interactions in `fake_gemini_interactions`.
+
 What google-genai 3.6.1 sends in Gemini-API-key mode, and the REST calls the SDK lacks (peers.md §5.3):
 
 - Files API, resumable: ``POST /upload/v1beta/files`` (``X-Goog-Upload-Command: start``) answers an
@@ -394,43 +396,6 @@ class MediaState:
             page["nextPageToken"] = str(start + size)
         return _json("files_list", page)
 
-    # -- Veo long-running operations -------------------------------------------------------------------------------
-
-    def _predict_long(self, req: MediaRequest, model: str) -> MediaResponse:
-        body = req.json()
-        blocked = self._blocked("predict_long", model, body)
-        if blocked is not None:
-            return blocked
-        op_id = uuid.uuid4().hex[:12]
-        safety = (_marker("\n".join(_texts(body))) or ("", None))[0] == "safety"
-        with self._lock:
-            self._operations[op_id] = [self.operation_polls, model, safety]
-        if not safety:
-            self.record_generation("video", model, body)
-        return _json("predict_long", {"name": f"models/{model}/operations/{op_id}"})
-
-    def _operation(self, req: MediaRequest, op_id: str) -> MediaResponse:
-        with self._lock:
-            entry = self._operations.get(op_id)
-            if entry is not None and entry[0] > 0:
-                entry[0] -= 1
-                return _json("operation", {"name": f"models/{entry[1]}/operations/{op_id}"})
-        if entry is None:
-            return _error("operation", 404, "NOT_FOUND", NOT_FOUND_MESSAGE)
-        model, safety = entry[1], entry[2]
-        video: dict[str, Any]
-        if safety:
-            video = {"raiMediaFilteredCount": 1, "raiMediaFilteredReasons": ["The prompt was blocked for safety."]}
-        else:
-            if len(entry) == 3:
-                entry.append(self.add_file(TINY_MP4, "video/mp4", "generated video"))
-            video = {"generatedSamples": [{"video": {"uri": f"{req.base}/v1beta/files/{entry[3]}:download?alt=media"}}]}
-        response = {
-            "@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse",
-            "generateVideoResponse": video,
-        }
-        return _json("operation", {"name": f"models/{model}/operations/{op_id}", "done": True, "response": response})
-
     # -- shared ----------------------------------------------------------------------------------------------------
 
     def _blocked(self, kind: str, model: str, body: Any) -> MediaResponse | None:
@@ -471,6 +436,7 @@ class MediaState:
 
     def _route(self, name: str, req: MediaRequest, groups: tuple[str | Any, ...]) -> MediaResponse:
         from tests.fakes.fake_gemini_interactions import cancel_interaction, create_interaction, get_interaction
+        from tests.fakes.fake_gemini_veo import get_operation, predict_long_running
 
         arg = str(groups[0]) if groups else ""
         routes = {
@@ -479,8 +445,8 @@ class MediaState:
             ("file", "GET"): lambda: self._file(req, arg),
             ("file", "DELETE"): lambda: self._file(req, arg),
             ("download", "GET"): lambda: self._file(req, arg, download=True),
-            ("predict_long", "POST"): lambda: self._predict_long(req, arg),
-            ("operation", "GET"): lambda: self._operation(req, arg),
+            ("predict_long", "POST"): lambda: predict_long_running(self, req, arg),
+            ("operation", "GET"): lambda: get_operation(self, req, arg),
             ("interactions", "POST"): lambda: create_interaction(self, req),
             ("interaction", "GET"): lambda: get_interaction(self, req, arg),
             ("interaction", "DELETE"): lambda: get_interaction(self, req, arg, delete=True),
