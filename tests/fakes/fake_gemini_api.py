@@ -52,6 +52,16 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
   one repeating; a string element is sent verbatim, anything else as JSON (first-bad-then-good repair turns)
 - ``quota_for:<model>`` / ``unavailable_for:<model>``: 429 RESOURCE_EXHAUSTED / 503 UNAVAILABLE when the request is for
   ``<model>``, the default echo for any other model (a capacity failure that a fallback model escapes)
+- ``quota_free``: 429 RESOURCE_EXHAUSTED as a free-tier key gets it from image models (every quota ``limit: 0``)
+- ``image_safety``: no content, ``finishReason: IMAGE_SAFETY`` and a ``finishMessage``; ``prompt_blocked``: no
+  candidates, ``promptFeedback.blockReason: PROHIBITED_CONTENT``
+
+Image output: a ``generateContent`` request whose ``generationConfig.responseModalities`` holds ``IMAGE`` and that
+names no scenario gets the echo text and an ``inlineData`` :data:`TINY_PNG` part, and counts one generation in
+:attr:`FakeGeminiApi.media`. A ``fileData`` part naming an unknown or expired ``files/<id>`` answers 403
+PERMISSION_DENIED. The Files API, Veo operations, the Interactions API and ``/_control/generations`` are answered by
+``fake_gemini_media`` (and ``fake_gemini_interactions``), whose docstring is their contract; their requests are
+logged with kind ``media_<route>``.
 
 Every successful answer ends with ``finishReason`` (``STOP`` unless the scenario says otherwise) and the fixed
 :data:`USAGE` (prompt 12, candidates 8, thoughts 3, total 23), whatever the text length.
@@ -81,6 +91,12 @@ from socketserver import TCPServer
 from types import FrameType, TracebackType
 from typing import Any, Final, Self
 from urllib.parse import urlsplit
+
+try:
+    from tests.fakes.fake_gemini_media import MediaRequest, MediaState, file_denied_message, free_tier_quota_error
+except ModuleNotFoundError:  # run as a script: put the repository root on sys.path for the media modules
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    from tests.fakes.fake_gemini_media import MediaRequest, MediaState, file_denied_message, free_tier_quota_error
 
 __all__ = [
     "DEFAULT_SLOW_DELAY",
@@ -686,6 +702,35 @@ def _plan_unavailable_for(ctx: _Ctx) -> _Plan:
     return ctx.error(503) if ctx.answer.model == ctx.arg else _echo_plan(ctx.body, ctx.answer)
 
 
+@_scenario("quota_free")
+def _plan_quota_free(ctx: _Ctx) -> _Plan:
+    return _Plan(status=429, body=_json_bytes({"error": free_tier_quota_error(ctx.answer.model)}))
+
+
+@_scenario("image_safety")
+def _plan_image_safety(ctx: _Ctx) -> _Plan:
+    extra = {"finishMessage": "Unable to show the generated image: it was blocked by the safety filter."}
+    return _Plan(chunks=(ctx.answer.chunk(None, "IMAGE_SAFETY", extra),))
+
+
+@_scenario("prompt_blocked")
+def _plan_prompt_blocked(ctx: _Ctx) -> _Plan:
+    out = {"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}, "usageMetadata": dict(USAGE)}
+    return _Plan(body=_json_bytes({**out, "modelVersion": ctx.answer.model, "responseId": ctx.answer.response_id}))
+
+
+def _wants_image(body: dict[str, Any]) -> bool:
+    config = body.get("generationConfig")
+    modalities = config.get("responseModalities") if isinstance(config, dict) else None
+    return isinstance(modalities, list) and "IMAGE" in modalities
+
+
+def _image_plan(answer: _Answer, text: str) -> _Plan:
+    """An image-output answer: the echo text, then one image part (what Nano Banana models return)."""
+    image = {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(TINY_PNG).decode()}}
+    return _Plan(chunks=(answer.chunk([{"text": text}]), answer.chunk([image], "STOP")))
+
+
 def _web_search_plan(answer: _Answer) -> _Plan:
     """What the search-grounded model call returns: a summary, its sources and which text they support."""
     grounding = {
@@ -792,6 +837,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self) -> None:
         raw = self._read_body()
+        if self._route_media(raw):
+            return
         try:
             body: Any = json.loads(raw) if raw else None
         except (ValueError, UnicodeDecodeError):
@@ -828,6 +875,23 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._generate(body, model, version, stream=method == "streamGenerateContent")
 
+    def _route_media(self, raw: bytes) -> bool:
+        """Answer a media route (fake_gemini_media) and log it with kind ``media_<route>``; False for other paths."""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        request = MediaRequest(self.command, self.path, headers, raw)
+        answer = self.server.fake.media.dispatch(request)
+        if answer is None:
+            return False
+        self._log(f"media_{answer.kind}", request.json())
+        self.send_response(answer.status)
+        self.send_header("Content-Type", answer.content_type)
+        for key, value in answer.headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(answer.body)))
+        self.end_headers()
+        self.wfile.write(answer.body)
+        return True
+
     def _generate(self, body: Any, model: str, version: str, *, stream: bool) -> None:
         fake = self.server.fake
         answer = _Answer(model, fake.next_response_id())
@@ -854,10 +918,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         name, arg = selected if selected is not None else fake.scenario
         self._log(kind, body, model=model, scenario=name or "default", arg=arg)
+        missing = fake.media.missing_file_refs(body_dict.get("contents"))
+        if missing:
+            error = {"code": 403, "message": file_denied_message(missing[0]), "status": "PERMISSION_DENIED"}
+            self._send_json(403, {"error": error})
+            return
         try:
-            plan = (
-                _echo_plan(body_dict, answer) if name is None else _plan_scenario(name, arg, body_dict, answer, version)
-            )
+            if name is None and _wants_image(body_dict):
+                plan = _image_plan(answer, echo_text(latest_user_text(body_dict)))
+                fake.media.record_generation("image", model, body_dict.get("contents"))
+            elif name is None:
+                plan = _echo_plan(body_dict, answer)
+            else:
+                plan = _plan_scenario(name, arg, body_dict, answer, version)
         except ScenarioError as exc:
             self._send_scenario_error(exc)
             return
@@ -1046,6 +1119,8 @@ class FakeGeminiApi:
         self._requests: list[LoggedRequest] = []
         self._scenario: tuple[str | None, str | None] = (None, None)
         self._counter = 0
+        self.media = MediaState(TINY_PNG)
+        """Files, operations, interactions and the generation counters (see fake_gemini_media)."""
         self._server = _Server(port, self)
         self._thread: threading.Thread | None = None
         self._stopped = False
