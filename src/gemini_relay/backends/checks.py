@@ -28,7 +28,8 @@ def check_spec(spec: RunSpec) -> None:
         )
     if spec.model is not None:
         model = spec.model.strip()
-        if not model or len(model) > MAX_MODEL_CHARS or _CONTROL.search(model) or model.startswith("-"):
+        malformed = not model or len(model) > MAX_MODEL_CHARS or _CONTROL.search(model) or ".." in model
+        if malformed or not model[0].isalnum():
             raise InputError(
                 f"must be a model id or alias (see gemini-models); got {_quote(spec.model)}", field="model"
             )
