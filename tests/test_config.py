@@ -136,7 +136,10 @@ def test_backend_aliases(tmp_path: Path, raw: str, backend: BackendName | None) 
 def test_an_unknown_backend_is_a_config_error_listing_the_choices(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         settings(tmp_path, GEMINI_MCP_BACKEND="openai")
-    assert str(info.value) == "GEMINI_MCP_BACKEND='openai' is not one of: agy, antigravity, gemini, gemini-cli, api, gemini-api"
+    assert (
+        str(info.value)
+        == "GEMINI_MCP_BACKEND='openai' is not one of: agy, antigravity, gemini, gemini-cli, api, gemini-api"
+    )
 
 
 def test_the_project_root_comes_from_the_environment_and_is_resolved(tmp_path: Path) -> None:

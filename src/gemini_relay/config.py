@@ -59,6 +59,7 @@ class Settings:
     project_root: Path
     test_tools: bool
     toolsets: frozenset[Toolset]
+    allowed_roots: tuple[Path, ...] = ()  # GEMINI_RELAY_ALLOWED_ROOTS: where a per-call cwd may point (empty: anywhere)
     image_dir: Path | None = None
     state_dir: Path = field(default_factory=lambda: default_state_dir({}))
     job_ttl_seconds: float = DEFAULT_JOB_TTL
@@ -88,6 +89,7 @@ class Settings:
             progress_interval=_positive(env, "GEMINI_RELAY_PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL),
             kill_grace=_positive(env, "GEMINI_RELAY_KILL_GRACE", DEFAULT_KILL_GRACE),
             project_root=root.resolve(),
+            allowed_roots=_roots(env.get("GEMINI_RELAY_ALLOWED_ROOTS", "")),
             test_tools=bool(env.get("GEMINI_MCP_TEST_TOOLS")),
             toolsets=_toolsets(env.get("GEMINI_RELAY_TOOLSETS", "")),
             image_dir=Path(image_dir).expanduser() if (image_dir := _text(env, "GEMINI_RELAY_IMAGE_DIR")) else None,
@@ -131,6 +133,17 @@ def _queue_wait(env: Mapping[str, str]) -> float | None:
     if raw.lower() in _DISABLED:
         return None
     return _positive(env, "GEMINI_RELAY_QUEUE_WAIT", DEFAULT_QUEUE_WAIT)
+
+
+def _roots(raw: str) -> tuple[Path, ...]:
+    roots = []
+    for part in raw.split(os.pathsep):
+        if part.strip():
+            path = Path(part.strip()).expanduser()
+            if not path.is_dir():
+                raise ConfigError(f"GEMINI_RELAY_ALLOWED_ROOTS entry {part!r} is not a directory")
+            roots.append(path.resolve())
+    return tuple(roots)
 
 
 def default_state_dir(env: Mapping[str, str]) -> Path:

@@ -26,6 +26,8 @@ from gemini_relay.log import logger
 from gemini_relay.tools.names import ToolName
 from gemini_relay.tools.progress import CallProgress
 
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error
+
 
 @dataclass
 class Deps:
@@ -84,11 +86,31 @@ class Deps:
     def selection(self) -> Selection:
         return self.registry.select()
 
-    def resolve_dirs(self, dirs: list[str] | None) -> tuple[Path, ...]:
+    def resolve_cwd(self, raw: str | None, field: str) -> Path:
+        """A per-call working directory, realpath-resolved (relative to the project root); the project root when
+        unset. Refused (InputError naming `field`) when it is not a directory, or outside GEMINI_RELAY_ALLOWED_ROOTS
+        when that is set."""
+        root = self.settings.project_root
+        if raw is None:
+            return root
+        if "\x00" in raw or len(raw) > MAX_PATH_CHARS:
+            raise InputError("must be a directory path (no NUL bytes, at most 4096 characters)", field=field)
+        try:
+            path = (root / Path(raw).expanduser()).resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise InputError(f"{raw!r} does not exist", field=field) from None
+        if not path.is_dir():
+            raise InputError(f"{raw!r} is not a directory", field=field)
+        allowed = self.settings.allowed_roots
+        if allowed and not any(path.is_relative_to(r) for r in allowed):
+            raise InputError(f"{path} is outside GEMINI_RELAY_ALLOWED_ROOTS", field=field)
+        return path
+
+    def resolve_dirs(self, dirs: list[str] | None, base: Path | None = None) -> tuple[Path, ...]:
         """addDirs as absolute, existing directories (relative entries are taken from the project root)."""
         resolved: list[Path] = []
         for raw in dirs or []:
-            path = (self.settings.project_root / Path(raw).expanduser()).resolve()
+            path = ((base or self.settings.project_root) / Path(raw).expanduser()).resolve()
             if not path.is_dir():
                 raise InputError(f"entry {raw!r} is not a directory", field="addDirs")
             resolved.append(path)

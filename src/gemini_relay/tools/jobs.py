@@ -44,17 +44,18 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     selection = deps.selection()
     if args.priority == "optional" and selection.backend is BackendName.AGY:
         _quota_guard(deps, args.model)
+    cwd = deps.resolve_cwd(args.cwd, "cwd")
     prompt = wrap_changemode(args.prompt) if args.change_mode else args.prompt
-    inlined = inline_references(prompt, deps.settings.project_root)
+    inlined = inline_references(prompt, cwd)
     spec = RunSpec(
         tool=call.tool,
         prompt=inlined.text,
-        cwd=deps.settings.project_root,
+        cwd=cwd,
         model=args.model,
         effort=args.effort,
         mode=args.mode,
         json_schema=parse_schema(args.json_schema),
-        add_dirs=deps.resolve_dirs(args.add_dirs),
+        add_dirs=deps.resolve_dirs(args.add_dirs, cwd),
         conversation_id=args.conversation_id,
         # The Gemini CLI takes a caller-chosen --session-id, so a fresh job's conversation id is known at once.
         session_id=str(uuid.uuid4()) if selection.backend is BackendName.GEMINI and not args.conversation_id else None,

@@ -42,7 +42,7 @@ SOURCES_MARKER = "🔗 Sources:"
 
 async def assess(deps: Deps, args: AssessInput, call: CallProgress) -> Reply:
     spec = diff_spec(uncommitted=args.uncommitted, base=args.base)
-    root = deps.settings.project_root
+    root = deps.resolve_cwd(args.working_directory, "workingDirectory")
     changes, untracked = await changes_and_untracked(root, spec, git_env(deps.settings.env))
     if isinstance(untracked, GitError):
         logger.info("gemini-assess: untracked files not listed: %s", untracked)
@@ -54,7 +54,7 @@ async def assess(deps: Deps, args: AssessInput, call: CallProgress) -> Reply:
 async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:
     spec = diff_spec(uncommitted=args.uncommitted, base=args.base)
     depth = resolve_depth(args.depth, args.quick)
-    root = deps.settings.project_root
+    root = deps.resolve_cwd(args.working_directory, "workingDirectory")
     env = git_env(deps.settings.env)
     stat = summarize(await numstat(root, spec, env))
     timeout = review_timeout(depth, stat.files, args.timeout, deps.settings.timeout_seconds)
@@ -84,6 +84,7 @@ async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:
         fallback=depth != "deep",  # deep reports capacity failures instead (the caller chooses what to do)
         guard_writes=True,
         explicit=frozenset(args.model_fields_set),
+        cwd=root,
     )
     try:
         result = await run_prompt(deps, call, request)

@@ -21,14 +21,22 @@ _UNCOMMITTED = "Diff staged and unstaged changes against HEAD (the default). Ign
 _MAX_WORDS = "A soft length limit in words, given to the model as an instruction."
 
 
+_WORKDIR = (
+    "The directory whose git repository is reviewed (realpath-resolved, relative to the project root); refused "
+    "outside GEMINI_RELAY_ALLOWED_ROOTS when that is set. Default: the project root."
+)
+
+
 class AssessInput(ToolInput):
     uncommitted: bool = Field(True, description=_UNCOMMITTED)
     base: str | None = Field(None, description=_BASE)
+    working_directory: str | None = Field(None, min_length=1, max_length=4096, description=_WORKDIR)
 
 
 class ReviewInput(ToolInput):
     uncommitted: bool = Field(True, description=_UNCOMMITTED)
     base: str | None = Field(None, description=_BASE)
+    working_directory: str | None = Field(None, min_length=1, max_length=4096, description=_WORKDIR)
     focus: str | None = Field(None, description="What to pay special attention to, e.g. 'security' or 'error paths'.")
     depth: Depth | None = Field(
         None,

@@ -7,6 +7,7 @@ the working tree can be checked for writes (the changeMode guardrail), and long 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.capacity import CapacityFailure, capacity_of
@@ -47,6 +48,7 @@ class PromptRequest:
     inline: bool = True  # expand `@` references (off for text that is not the user's prose, such as a diff)
     fallback: bool = True  # retry a capacity failure once on GEMINI_FALLBACK_MODEL
     guard_writes: bool = False  # snapshot the git working tree before and after (PromptResult.writes)
+    cwd: Path | None = None  # the run's working directory (already resolved); None: the project root
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class PromptResult:
 async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> PromptResult:
     """Raises InputError before anything is spawned; RunFailed and BackendUnavailable from the run."""
     schema = parse_schema(request.json_schema)
-    root = deps.settings.project_root
+    root = request.cwd or deps.settings.project_root
     inlined = inline_references(request.prompt, root) if request.inline else None
     selection = deps.selection()
     spec = RunSpec(
@@ -72,7 +74,7 @@ async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> 
         effort=request.effort,
         mode=request.mode,
         json_schema=schema,
-        add_dirs=deps.resolve_dirs(request.add_dirs),
+        add_dirs=deps.resolve_dirs(request.add_dirs, root),
         conversation_id=request.conversation_id,
         agent=request.agent,
         allow_slash_commands=request.allow_slash_commands,
@@ -81,12 +83,12 @@ async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> 
         timeout_seconds=request.timeout_seconds or deps.settings.timeout_seconds,
         explicit=request.explicit,
     )
-    before = await _snapshot(deps) if request.guard_writes else None
+    before = await _snapshot(deps, root) if request.guard_writes else None
     record, outcome, fallback = await _execute(deps, call, spec, selection.backend, request.fallback)
     own = inline_notices(inlined) if inlined is not None else []
     if fallback is not None:
         own.append(fallback.notice)
-    writes = await _check_writes(deps, before) if request.guard_writes else None
+    writes = await _check_writes(deps, before, root) if request.guard_writes else None
     return PromptResult(
         outcome, tuple(own) + outcome.notices, record, writes, fallback.model if fallback is not None else None
     )
@@ -153,17 +155,17 @@ def _fallback_plan(deps: Deps, record: RunRecord, exc: RunFailed) -> tuple[str, 
     return fallback, remaining, capacity
 
 
-async def _snapshot(deps: Deps) -> Snapshot | WriteCheck | None:
+async def _snapshot(deps: Deps, root: Path) -> Snapshot | WriteCheck | None:
     try:
-        return await take_snapshot(deps.settings.project_root, git_env(deps.settings.env))
+        return await take_snapshot(root, git_env(deps.settings.env))
     except GitError as exc:
         return WriteCheck(error=str(exc))
 
 
-async def _check_writes(deps: Deps, before: Snapshot | WriteCheck | None) -> WriteCheck | None:
+async def _check_writes(deps: Deps, before: Snapshot | WriteCheck | None, root: Path) -> WriteCheck | None:
     if before is None or isinstance(before, WriteCheck):
         return before
-    after = await _snapshot(deps)
+    after = await _snapshot(deps, root)
     if isinstance(after, Snapshot):
         return compare(before, after)
     return after if after is not None else WriteCheck(error="the git working tree disappeared during the run")

@@ -144,6 +144,13 @@ class RunInput(AskInput):
         description="Retry-safe key: the same key with the same request returns the existing job instead of a new "
         "one; the same key with a different request is refused.",
     )
+    cwd: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="Working directory of this job (realpath-resolved, relative to the project root); `@` references "
+        "are jailed to it. Refused outside GEMINI_RELAY_ALLOWED_ROOTS when that is set. Default: the project root.",
+    )
     priority: Literal["normal", "optional"] = Field(
         "normal",
         description="'optional' yields to quota: refused before starting when the model's agy quota group is low, "
