@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import uvicorn
+from anyio.abc import TaskStatus
 from mcp.server.lowlevel import Server
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -135,8 +136,9 @@ async def serve_http(
         for task in background:
             tg.start_soon(task)
 
-        async def stop_on_signal() -> None:
+        async def stop_on_signal(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+                task_status.started()
                 async for signum in signals:
                     logger.info("Received %s; detaching jobs and shutting down", signal.Signals(signum).name)
                     on_shutdown()
@@ -146,7 +148,7 @@ async def serve_http(
                     web.should_exit = True
                     return
 
-        tg.start_soon(stop_on_signal)
+        await tg.start(stop_on_signal)  # before the URL is announced: a signal from then on is a graceful stop
         url = f"http://{options.address.url_host}:{port}{PATH}"
         logger.info("Serving MCP over HTTP at %s (%s)", url, "bearer token required" if options.token else "no token")
         await web.serve(sockets=[sock])
