@@ -1,32 +1,34 @@
-"""Smoke run of the official MCP Inspector CLI (2.12.0) against the server: strict tools/list and tool calls."""
+"""Smoke run of the official MCP Inspector CLI (2.12.0) against the server: strict tools/list and tool calls, over
+stdio and over Streamable HTTP with a bearer token."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 from gemini_relay.tools.names import DEFAULT_TOOLS
 from tests.fakes.fake_gemini_api import ECHO_PREFIX
-from tests.harness import REPO, Relay
+from tests.harness import Relay
+from tests.real_clients import INSPECTOR, installed_version, require
+from tests.transports.http_server import http_server
 
-INSPECTOR = REPO / ".tools" / "node_modules" / ".bin" / "mcp-inspector"
 INSPECTOR_TIMEOUT = 120.0
 
 
 def inspect(relay: Relay, *args: str) -> tuple[int, list[dict[str, object]]]:
-    if not INSPECTOR.exists():
-        pytest.fail(f"MCP Inspector is not installed at {INSPECTOR}; run scripts/test (it installs it)")
     env_args: list[str] = []
     for key, value in relay.env.items():
         env_args += ["-e", f"{key}={value}"]
+    return run_inspector(relay, [*env_args, sys.executable, "-m", "gemini_relay", *args])
+
+
+def run_inspector(relay: Relay, args: list[str]) -> tuple[int, list[dict[str, object]]]:
+    inspector = require(INSPECTOR, "MCP Inspector 2.12.0")
     home = relay.base / "inspector-home"  # Inspector 2.x writes ~/.mcp-inspector
     home.mkdir(exist_ok=True)
     proc = subprocess.run(
-        [str(INSPECTOR), "--cli", *env_args, sys.executable, "-m", "gemini_relay", *args, "--format", "json", "-q"],
+        [str(inspector), "--cli", *args, "--format", "json", "-q"],
         capture_output=True,
         text=True,
         timeout=INSPECTOR_TIMEOUT,
@@ -64,6 +66,21 @@ def test_inspector_reports_an_error_result_with_exit_code_5(relay: Relay) -> Non
     assert out[-1]["error"] == {"code": "tool_is_error", "message": "Tool 'gemini-ask' returned isError:true."}
 
 
+def test_inspector_over_http_with_the_token_lists_the_tools_and_calls_ping(relay: Relay) -> None:
+    with http_server(relay, token="insp-token") as server:
+        header = ["--header", "Authorization: Bearer insp-token"]
+        listed_code, listed = run_inspector(relay, [server.url, *header, "--method", "tools/list", "--strict"])
+        call = ["--method", "tools/call", "--tool-name", "gemini-ping", "--tool-arg", "prompt=over http"]
+        called_code, called = run_inspector(relay, [server.url, *header, *call])
+        modern_code, modern = run_inspector(relay, [server.url, *header, "--protocol-era", "modern", *call])
+    assert listed_code == 0, listed
+    assert [t["name"] for t in listed[0]["result"]["tools"]] == [t.value for t in DEFAULT_TOOLS]  # type: ignore[index]
+    assert called_code == 0 and called[0] == {
+        "result": {"content": [{"type": "text", "text": "over http"}], "isError": False}
+    }
+    assert modern_code == 0, modern
+    assert modern[0]["result"]["content"] == [{"type": "text", "text": "over http"}]  # type: ignore[index]
+
+
 def test_inspector_binary_is_the_pinned_version() -> None:
-    manifest = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
-    assert json.loads(Path(manifest).read_text(encoding="utf-8"))["version"] == "2.12.0"
+    assert installed_version("@modelcontextprotocol/inspector") == "2.12.0"

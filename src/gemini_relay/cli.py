@@ -1,4 +1,5 @@
-"""The `gemini-relay` command: with no subcommand (or `serve`) it serves MCP over stdio."""
+"""The `gemini-relay` command: with no subcommand (or `serve`) it serves MCP over stdio, or with `--http` over
+Streamable HTTP on a loopback address."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
 
 if TYPE_CHECKING:
+    import socket
+
     from gemini_relay.tools.context import Deps
+    from gemini_relay.transports.http import HttpOptions
 
 
 def _seconds(raw: str) -> float:
@@ -47,9 +51,50 @@ async def _doctor(deps: Deps) -> int:
     return 1 if broken else 0
 
 
+def _listener(http: str, token_file: Path | None, grace: float | None) -> tuple[HttpOptions, socket.socket] | int:
+    """The checked HTTP options and the bound socket, or the exit code after saying why (2: refused, 1: bind)."""
+    from gemini_relay.transports.guard import load_token, parse_address, require_loopback
+    from gemini_relay.transports.http import SHUTDOWN_GRACE, HttpOptions, bind
+
+    try:
+        address = parse_address(http)
+        require_loopback(address)
+        options = HttpOptions(address, token=load_token(token_file), shutdown_grace=grace or SHUTDOWN_GRACE)
+    except ConfigError as exc:
+        print(f"gemini-relay: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return options, bind(address)
+    except OSError as exc:
+        print(f"gemini-relay: cannot listen on {address.url_host}:{address.port}: {exc.strerror}", file=sys.stderr)
+        return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gemini-relay", description="MCP server relaying to Google's Gemini agents.")
     parser.add_argument("--version", action="version", version=f"gemini-relay {__version__}")
+    parser.add_argument(
+        "--http",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="HOST:PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (default 127.0.0.1:8765; loopback only)",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="with --http: require `Authorization: Bearer <first line of PATH>` (else $GEMINI_RELAY_HTTP_TOKEN)",
+    )
+    parser.add_argument(
+        "--shutdown-grace",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --http: how long calls in flight may finish after SIGTERM/SIGINT (default 5; jobs run on anyway)",
+    )
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", help="serve MCP over stdio (the default)")
     run_job_parser = sub.add_parser("run-job", help="(internal) supervise one job until it ends")
@@ -68,10 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "hook-wait":
         return hook_wait(args.timeout)
     configure()
+    http_only = args.token_file is not None or args.shutdown_grace is not None
+    if (args.http is not None or http_only) and args.command not in (None, "serve"):
+        parser.error("--http, --token-file and --shutdown-grace apply to serving only")
+    if http_only and args.http is None:
+        parser.error("--token-file and --shutdown-grace need --http")
     if args.command == "run-job":
         from gemini_relay.jobs.supervisor import run_job
 
         return run_job(args.dir, lock_fds=args.lock_fd, claim_fd=args.claim_fd)
+    listener = _listener(args.http, args.token_file, args.shutdown_grace) if args.http is not None else None
+    if isinstance(listener, int):
+        return listener
     from gemini_relay.app import build_deps  # the tool layer: not needed by run-job, wait-job, hook-wait
 
     try:
@@ -85,8 +138,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in (None, "serve"):
         from gemini_relay.transports import run_server
 
-        logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
-        anyio.run(run_server, deps)
+        if listener is None:
+            logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
+            anyio.run(run_server, deps)
+            return 0
+        options, sock = listener
+        logger.info("gemini-relay %s serving on HTTP (root %s)", __version__, settings.project_root)
+        with sock:
+            anyio.run(run_server, deps, options, sock)
         return 0
     parser.error(f"unknown command {args.command}")
     return 2

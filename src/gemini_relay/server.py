@@ -22,6 +22,7 @@ from gemini_relay.format import failure_message, with_notices
 from gemini_relay.log import describe_call, logger
 from gemini_relay.tools import registry
 from gemini_relay.tools.context import Deps, ToolDef
+from gemini_relay.tools.instructions import instructions_for
 from gemini_relay.tools.progress import CallProgress, SendProgress, run_with_keepalive
 from gemini_relay.tools.prompts import prompt_text, prompts_for
 from gemini_relay.tools.schemas import wire_schema
@@ -45,10 +46,13 @@ class RelayServer:
             return Server(
                 SERVER_NAME,
                 version=__version__,
+                instructions=instructions_for(tool.name for tool in self.tools),
                 on_list_tools=self.list_tools,
                 on_call_tool=self.call_tool,
                 on_list_prompts=self.list_prompts,
                 on_get_prompt=self.get_prompt,
+                on_list_resources=self.list_resources,
+                on_list_resource_templates=self.list_resource_templates,
                 on_set_logging_level=self.set_logging_level,
             )
 
@@ -133,6 +137,17 @@ class RelayServer:
             description=tool.prompt_description,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
         )
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        # No resources yet: the empty lists answer clients (and the conformance caching check) that ask anyway.
+        return types.ListResourcesResult(resources=[])
+
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[])
 
     async def set_logging_level(
         self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams

@@ -1,4 +1,4 @@
-"""Serving the MCP server over stdio; a SIGTERM or SIGINT stops in-flight runs (their process groups) first."""
+"""Serving the MCP server over stdio; a SIGTERM or SIGINT stops in-flight calls (durable jobs are detached first)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,6 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from gemini_relay.log import logger
-from gemini_relay.server import RelayServer
-from gemini_relay.tools.context import Deps
-
-
-async def run_server(deps: Deps) -> None:
-    """The stdio server with its background work: probe warm-up, job upkeep, detached gemini-run followers."""
-    server = RelayServer(deps).build()
-    async with anyio.create_task_group() as background:
-        deps.background = background
-        await serve_stdio(server, [deps.warm_up, deps.maintain], deps.engine.detach)
-        background.cancel_scope.cancel()  # followers of detached jobs stop; the jobs themselves run on
 
 
 async def serve_stdio(

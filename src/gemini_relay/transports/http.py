@@ -1,0 +1,156 @@
+"""Serving the MCP server over Streamable HTTP (the SDK's transport on uvicorn) at http://HOST:PORT/mcp.
+
+One process serves many clients: each legacy client (2025-06-18 / 2025-11-25) gets an `Mcp-Session-Id` session,
+2026-07-28 clients are served statelessly; all share one tool table, run engine and job store.
+Shutdown (SIGTERM, SIGINT, SIGHUP): durable jobs are detached, new requests get 503, calls in flight get a short
+grace to finish, then the listener closes; the jobs run on and stay collectable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import uvicorn
+from anyio.abc import TaskStatus
+from mcp.server.lowlevel import Server
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gemini_relay.log import logger
+from gemini_relay.transports.guard import Address, Door, security_settings
+
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a prompt with inlined files is far below this; more is a mistake or abuse
+SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to finish after a signal; their jobs run on regardless
+PATH = "/mcp"
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    address: Address
+    token: str | None = None
+    max_body: int = MAX_BODY_BYTES
+    shutdown_grace: float = SHUTDOWN_GRACE
+
+
+def bind(address: Address) -> socket.socket:
+    """The listening socket, bound before the app is built so port 0 (any free port) has a known number."""
+    family, kind, proto, _, sockaddr = socket.getaddrinfo(address.host, address.port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(sockaddr)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
+
+
+class _Draining:
+    """Counts requests in flight and refuses new ones (503) once shutdown has begun."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.closing = False
+        self._calls = 0  # POSTs: JSON-RPC requests awaiting an answer (GET streams only listen)
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.closing:
+            response = PlainTextResponse("gemini-relay is shutting down", status_code=503, headers={"Retry-After": "1"})
+            await response(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        self._calls += 1
+        self._idle = anyio.Event() if self._calls == 1 else self._idle
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._calls -= 1
+            if self._calls == 0:
+                self._idle.set()
+
+    async def drain(self, grace: float) -> int:
+        """Stop admitting requests, wait up to `grace` seconds for the ones in flight; how many are left."""
+        self.closing = True
+        with anyio.move_on_after(grace):
+            await self._idle.wait()
+        return self._calls
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handlers: the relay handles signals (detach jobs first, then drain)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        yield
+
+
+def build_app(server: Server[Any], options: HttpOptions, port: int) -> ASGIApp:
+    security = security_settings(options.address, port)
+    app = server.streamable_http_app(
+        streamable_http_path=PATH,
+        max_request_body_size=options.max_body,
+        transport_security=security,
+    )
+    return Door(app, security, options.token)
+
+
+async def serve_http(
+    server: Server[Any],
+    options: HttpOptions,
+    sock: socket.socket,
+    background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+    on_shutdown: Callable[[], None] = lambda: None,
+) -> None:
+    """Serve on `sock` until a signal arrives; `on_shutdown` runs first, so durable jobs are detached, not stopped."""
+    port = sock.getsockname()[1]
+    draining = _Draining(build_app(server, options, port))
+    config = uvicorn.Config(
+        draining,
+        lifespan="on",
+        log_config=None,  # keep the relay's own stderr format; uvicorn's loggers are quietened below
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=1,  # after draining, only idle listen streams are left to close
+    )
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    web = _Uvicorn(config)
+
+    async with anyio.create_task_group() as tg:
+        for task in background:
+            tg.start_soon(task)
+
+        async def stop_on_signal(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+                task_status.started()
+                async for signum in signals:
+                    logger.info("Received %s; detaching jobs and shutting down", signal.Signals(signum).name)
+                    on_shutdown()
+                    left = await draining.drain(options.shutdown_grace)
+                    if left:
+                        logger.info("%d call(s) still running; their jobs continue and stay collectable", left)
+                    web.should_exit = True
+                    return
+
+        await tg.start(stop_on_signal)  # before the URL is announced: a signal from then on is a graceful stop
+        url = f"http://{options.address.url_host}:{port}{PATH}"
+        logger.info("Serving MCP over HTTP at %s (%s)", url, "bearer token required" if options.token else "no token")
+        await web.serve(sockets=[sock])
+        on_shutdown()
+        tg.cancel_scope.cancel()

@@ -1,0 +1,120 @@
+"""The server as a real `gemini-relay --http 127.0.0.1:0` subprocess, for tests of the HTTP transport and its clients.
+
+The server picks a free port and logs its URL; the fixture waits for that line (bounded), then hands out clients.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.harness import Relay
+
+START_TIMEOUT = 60.0  # a loaded 2-core machine: imports alone take seconds
+STOP_TIMEOUT = 15.0
+_URL = re.compile(r"Serving MCP over HTTP at (http://\S+)")
+
+
+@dataclass
+class HttpServer:
+    proc: subprocess.Popen[bytes]
+    url: str
+    token: str | None
+    _reader: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def headers(self, token: str | None = None) -> dict[str, str]:
+        presented = token if token is not None else self.token
+        return {"Authorization": f"Bearer {presented}"} if presented else {}
+
+    @asynccontextmanager
+    async def client(self, mode: str = "legacy", token: str | None = None) -> AsyncIterator[Client]:
+        http = create_mcp_http_client(headers=self.headers(token))
+        async with http, Client(streamable_http_client(self.url, http_client=http), mode=mode) as client:
+            yield client
+
+    def stop(self, sig: signal.Signals = signal.SIGTERM) -> int:
+        """Signal the server's process group and wait (bounded) for it; SIGKILL if it does not stop."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, sig)
+        try:
+            code = self.proc.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=STOP_TIMEOUT)
+            pytest.fail(f"the HTTP server did not stop within {STOP_TIMEOUT}s of {sig.name}")
+        if self._reader is not None:
+            self._reader.join(timeout=STOP_TIMEOUT)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+        return code
+
+
+def _copy(stream: IO[bytes], log: IO[str], found: list[str], ready: threading.Event) -> None:
+    for raw in stream:
+        line = raw.decode("utf-8", errors="replace")
+        log.write(line)
+        log.flush()
+        match = _URL.search(line)
+        if match and not found:
+            found.append(match.group(1))
+            ready.set()
+    ready.set()  # EOF: the server exited before (or after) it served
+
+
+@contextmanager
+def http_server(relay: Relay, *args: str, token: str | None = None, **env: str) -> Iterator[HttpServer]:
+    """`gemini-relay --http 127.0.0.1:0 ARGS` in this test's world, stopped (SIGTERM → bounded wait) afterwards."""
+    with serve_http({**relay.env, **env}, relay.project, relay.stderr_path, *args, token=token) as server:
+        yield server
+
+
+@contextmanager
+def serve_http(
+    env: dict[str, str], cwd: Path, log_path: Path, *args: str, token: str | None = None
+) -> Iterator[HttpServer]:
+    """The server with exactly `env` (plus the token), its stderr appended to `log_path`."""
+    environment = dict(env)
+    if token is not None:
+        environment["GEMINI_RELAY_HTTP_TOKEN"] = token
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gemini_relay", "--http", "127.0.0.1:0", *args],
+        cwd=cwd,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    found: list[str] = []
+    ready = threading.Event()
+    with log_path.open("a", encoding="utf-8") as log:
+        reader = threading.Thread(target=_copy, args=(proc.stderr, log, found, ready), daemon=True)
+        reader.start()
+        server = HttpServer(proc, "", token, reader)
+        try:
+            if not ready.wait(START_TIMEOUT) or not found:
+                server.stop(signal.SIGKILL)
+                pytest.fail(f"the HTTP server did not start:\n{log_path.read_text(encoding='utf-8')}")
+            server.url = found[0]
+            yield server
+        finally:
+            server.stop()

@@ -1,0 +1,81 @@
+"""Which addresses the HTTP listener accepts, and how a token file is read (in-process, no server)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gemini_relay.errors import ConfigError
+from gemini_relay.transports.guard import Address, load_token, parse_address, require_loopback
+
+
+def test_the_address_defaults_to_127_0_0_1_port_8765() -> None:
+    assert parse_address(None) == Address("127.0.0.1", 8765)
+    assert parse_address("") == Address("127.0.0.1", 8765)
+    assert parse_address(":9000") == Address("127.0.0.1", 9000)
+    assert parse_address("localhost") == Address("localhost", 8765)
+    assert parse_address("[::1]:9001") == Address("::1", 9001)
+
+
+@pytest.mark.parametrize("raw", ["127.0.0.1:http", "127.0.0.1:70000", "::1:9000", "[::1"])
+def test_a_malformed_address_is_refused_with_the_form_expected(raw: str) -> None:
+    with pytest.raises(ConfigError, match="--http"):
+        parse_address(raw)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost", "127.1"])
+def test_loopback_addresses_and_names_resolving_only_to_loopback_are_accepted(host: str) -> None:
+    require_loopback(Address(host, 8765))
+
+
+@pytest.mark.parametrize(
+    ("host", "reason"),
+    [
+        ("0.0.0.0", "0.0.0.0: it means every interface"),
+        ("::", r"\[::\]: it means every interface"),
+        ("192.168.1.5", "192.168.1.5: not a loopback address"),
+        ("10.1", "10.1: it resolves to 10.0.0.1, not loopback"),  # a name (inet_aton shorthand) for a LAN address
+    ],
+)
+def test_any_other_address_is_refused_with_the_reason(host: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=f"refusing to listen on {reason}"):
+        require_loopback(Address(host, 8765))
+
+
+def test_the_command_refuses_a_wildcard_bind_at_startup_with_exit_code_2(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gemini_relay", "--http", "0.0.0.0:8765"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state")},
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "gemini-relay: refusing to listen on 0.0.0.0: it means every interface; use 127.0.0.1" in proc.stderr
+
+
+def test_a_token_file_gives_its_first_line_and_wins_over_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMINI_RELAY_HTTP_TOKEN", "from-env")
+    token_file = tmp_path / "token"
+    token_file.write_text("  s3cret \nignored\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    assert load_token(token_file) == "s3cret"
+    assert load_token(None) == "from-env"
+    monkeypatch.setenv("GEMINI_RELAY_HTTP_TOKEN", " ")
+    assert load_token(None) is None
+
+
+def test_an_empty_or_missing_token_file_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="is empty"):
+        load_token(empty)
+    with pytest.raises(ConfigError, match="cannot read the token file"):
+        load_token(tmp_path / "missing")

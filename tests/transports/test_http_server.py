@@ -1,0 +1,190 @@
+"""The server over Streamable HTTP against the real Gemini CLI and the API emulator: the same answers as over stdio,
+both protocol generations on one server, and a shutdown that lets calls finish and leaves jobs running."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from gemini_relay.tools.instructions import instructions_for
+from gemini_relay.tools.names import DEFAULT_TOOLS
+from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
+from tests.harness import Relay
+from tests.test_server_surface import text_of
+from tests.transports.http_server import http_server
+
+pytestmark = pytest.mark.anyio
+
+LEGACY = "2025-11-25"
+MODERN = "2026-07-28"
+EVENT_TIMEOUT = 30.0
+_CONVERSATION = re.compile(r"(🧵 conversationId: )\S+")
+
+
+def wire(result: types.CallToolResult) -> dict[str, Any]:
+    """The result as a client sees it on the wire, with the per-run conversation id masked."""
+    dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json.loads(_CONVERSATION.sub(r"\1<id>", json.dumps(dumped, ensure_ascii=False)))  # type: ignore[no-any-return]
+
+
+async def test_a_call_over_http_answers_exactly_what_the_same_call_over_stdio_answers(relay: Relay) -> None:
+    calls = [("gemini-ping", {}), ("gemini-ping", {"prompt": "héllo"}), ("gemini-ask", {"prompt": "same answer?"})]
+    with http_server(relay) as server:
+        async with server.client() as client:
+            over_http = [wire(await client.call_tool(name, args)) for name, args in calls]
+    async with relay.client() as client:
+        over_stdio = [wire(await client.call_tool(name, args)) for name, args in calls]
+    assert over_http == over_stdio
+    expected = f"Gemini response:\n{echo_text('same answer?')}\n\n🧵 conversationId: <id>"
+    assert over_http[2]["content"][0]["text"].startswith(expected)
+    assert not over_http[2].get("isError")
+
+
+async def _describe(client: Client) -> tuple[str | None, str | None, list[str], str]:
+    tools = [tool.name for tool in (await client.list_tools()).tools]
+    ping = text_of(await client.call_tool("gemini-ping", {"prompt": "gen"}))
+    return client.protocol_version, client.instructions, tools, ping
+
+
+async def test_both_protocol_generations_are_served_on_one_http_server_at_once(relay: Relay) -> None:
+    expected_tools = [t.value for t in DEFAULT_TOOLS]
+    instructions = instructions_for(DEFAULT_TOOLS)
+    with http_server(relay) as server:
+        async with server.client(mode="legacy") as legacy, server.client(mode="auto") as modern:
+            old, new = await _describe(legacy), await _describe(modern)
+            again = await _describe(legacy)  # the legacy session survives the stateless client's requests
+    assert old == (LEGACY, instructions, expected_tools, "gen")
+    assert new == (MODERN, instructions, expected_tools, "gen")
+    assert again == old
+
+
+async def test_both_protocol_generations_are_served_over_stdio(relay: Relay) -> None:
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "gemini_relay"], env=relay.env, cwd=str(relay.project)
+    )
+    found = {}
+    for mode in ("legacy", "auto"):
+        with relay.stderr_path.open("a", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+                found[mode] = await _describe(client)
+    assert found["legacy"][0] == LEGACY and found["auto"][0] == MODERN
+    assert (
+        found["legacy"][1:]
+        == found["auto"][1:]
+        == (instructions_for(DEFAULT_TOOLS), [t.value for t in DEFAULT_TOOLS], "gen")
+    )
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_a_client_of_an_older_revision_gets_its_revision_and_the_instructions(relay: Relay, version: str) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with http_server(relay) as server:
+        async with httpx2.AsyncClient(timeout=EVENT_TIMEOUT) as http:
+            response = await http.post(server.url, json=init, headers=headers)
+    assert response.status_code == 200
+    data = json.loads(next(line[5:] for line in response.text.splitlines() if line.startswith("data:")))
+    assert data["result"]["protocolVersion"] == version
+    assert data["result"]["instructions"] == instructions_for(DEFAULT_TOOLS)
+
+
+async def test_the_discover_result_carries_the_instructions_with_the_jobs_lines_when_jobs_are_on(relay: Relay) -> None:
+    with http_server(relay, GEMINI_RELAY_TOOLSETS="jobs") as server:
+        async with server.client(mode="auto") as client:
+            discovered = await client.session.discover()
+    assert discovered.instructions is not None
+    assert "gemini-wait" in discovered.instructions and "gemini-status" in discovered.instructions
+
+
+async def test_the_token_lets_the_sdk_client_in_and_its_absence_keeps_it_out(relay: Relay) -> None:
+    with http_server(relay, token="tok-123") as server:
+        async with server.client() as client:
+            assert text_of(await client.call_tool("gemini-ping", {})) == "Pong!"
+        with pytest.raises(BaseException):  # noqa: B017 - a 401 surfaces however the SDK wraps it
+            async with server.client(token="wrong") as client:
+                await client.call_tool("gemini-ping", {})
+
+
+def _jobs(relay: Relay) -> list[Path]:
+    return sorted((relay.home / ".local" / "state" / "gemini-relay" / "jobs").glob("*/"))
+
+
+async def _wait_for(condition: Any, what: str) -> None:
+    with anyio.move_on_after(EVENT_TIMEOUT):
+        while not condition():
+            await anyio.sleep(0.05)  # polls the emulator's request log / the server's stderr
+    assert condition(), f"timed out waiting for {what}"
+
+
+async def test_shutdown_lets_a_call_in_flight_finish_and_refuses_new_requests_meanwhile(relay: Relay) -> None:
+    with http_server(relay) as server:
+        async with server.client() as client:
+            await client.list_tools()  # as clients do on connecting (the SDK checks a result against the tool list)
+            async with anyio.create_task_group() as tg:
+                answers: list[str] = []
+
+                async def ask() -> None:
+                    answers.append(
+                        text_of(await client.call_tool("gemini-ask", {"prompt": "[[fake:slow:0.3]] finish"}))
+                    )
+
+                tg.start_soon(ask)
+                await _wait_for(lambda: relay.main_requests(), "the run to reach the API")
+                server.proc.send_signal(signal.SIGTERM)
+                await _wait_for(lambda: "Received SIGTERM" in relay.stderr(), "the server to begin its shutdown")
+                async with httpx2.AsyncClient(timeout=EVENT_TIMEOUT) as http:
+                    refused = await http.post(server.url, json={}, headers={"Content-Type": "application/json"})
+            code = server.proc.wait(timeout=EVENT_TIMEOUT)
+    assert refused.status_code == 503
+    assert answers and answers[0].startswith("Gemini response:\n" + "".join(SLOW_CHUNKS))
+    assert code == 0
+
+
+async def test_shutdown_after_the_grace_leaves_the_running_job_to_finish_on_its_own(relay: Relay) -> None:
+    with http_server(relay, "--shutdown-grace", "0.2") as server:
+        with pytest.raises(BaseException):  # noqa: B017 - the call is cut off with the server, however it surfaces
+            async with server.client() as client, anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "gemini-ask", {"prompt": "[[fake:slow:0.4]] outlive"})
+                await _wait_for(lambda: relay.main_requests(), "the run to reach the API")
+                server.proc.send_signal(signal.SIGTERM)
+                code = server.proc.wait(timeout=EVENT_TIMEOUT)
+                raise RuntimeError("the server stopped")  # end the client here; the call never answers
+        assert code == 0
+        assert "1 call(s) still running; their jobs continue" in relay.stderr()
+    (job,) = _jobs(relay)
+    waited = subprocess.run(
+        [sys.executable, "-m", "gemini_relay", "wait-job", job.name, "--timeout", "60s"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=relay.env,
+        check=False,
+    )
+    assert (waited.returncode, waited.stdout.strip()) == (0, "done")
+    async with relay.client(GEMINI_RELAY_TOOLSETS="jobs") as client:
+        status = json.loads(text_of(await client.call_tool("gemini-status", {"jobId": job.name})))
+    assert status["state"] == "done" and status["result"] == "".join(SLOW_CHUNKS)
+
+
+def test_sigterm_stops_an_idle_http_server_at_once_with_exit_code_0(relay: Relay) -> None:
+    with http_server(relay) as server:
+        assert server.stop() == 0  # the fixture's stop is SIGTERM with a bounded wait
