@@ -99,7 +99,8 @@ async def test_a_scan_review_sends_the_diff_verbatim_in_plan_mode_and_returns_th
     assert "- **Severity**: warning\n- **File**: app.py" in text and "I'll start" not in text
     assert re.search(r"\n\n🧵 conversationId: \S+ \(pass it back", text)
     prompt = sent_prompt(relay)
-    assert "+    return '{{x}} @/etc/passwd @README.md'" in prompt  # not inlined, not refused, not filled
+    # not inlined, not refused, not filled; the CLI's own escape keeps it from reading them (a JSON-dumped `\\`)
+    assert "+    return '{{x}} \\\\@/etc/passwd \\\\@README.md'" in prompt
     assert "Pay special attention to: string handling" in prompt
     assert "exit_plan_mode" in tool_names(relay.main_requests()[0].body)  # read-only plan mode
     assert result.meta is not None and result.meta["depth"] == "scan" and result.meta["appliedTimeout"] == 180

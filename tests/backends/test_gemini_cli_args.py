@@ -67,7 +67,7 @@ def test_the_prompt_goes_on_stdin_and_never_into_argv() -> None:
     assert not any(PROMPT in arg for arg in inv.argv)
     assert "-p" not in inv.argv
     assert "--prompt" not in inv.argv
-    assert inv.stdin.startswith(PROMPT)
+    assert inv.stdin.startswith(PROMPT.replace("@", "\\@"))  # the CLI's own escape keeps it from reading files
 
 
 def test_without_a_successful_probe_no_optional_flag_is_sent() -> None:
@@ -264,9 +264,9 @@ def test_an_agent_is_a_notice_because_only_agy_has_agents() -> None:
 
 def test_a_json_schema_becomes_an_instruction_on_stdin_and_a_notice() -> None:
     schema: dict[str, object] = {"type": "object", "properties": {"answer": {"type": "integer"}}}
-    inv = build(replace(SPEC, json_schema=schema))
-    assert inv.stdin == with_schema_instruction(PROMPT, schema)
-    assert inv.stdin.startswith(PROMPT + "\n\n")
+    inv = build(replace(SPEC, prompt="explain app.py", json_schema=schema))
+    assert inv.stdin == with_schema_instruction("explain app.py", schema)
+    assert inv.stdin.startswith("explain app.py\n\n")
     assert inv.stdin.endswith(json.dumps(schema))
     assert inv.notices == [
         "jsonSchema: the Gemini CLI has no schema flag; the schema was given to the model as an instruction."

@@ -113,3 +113,22 @@ def test_the_repair_prompt_lists_the_problems_and_quotes_the_answer_only_in_a_ne
 def test_the_failure_text_caps_the_list_and_shows_the_last_answer() -> None:
     text = failure_text([f"at $.f{i}: bad" for i in range(12)], "{}")
     assert "- at $.f9: bad\n- … and 2 more" in text and text.endswith("Last answer:\n{}")
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {}
+    for _ in range(levels):
+        schema = {"items": schema}
+    return schema
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_schema_nested_past_the_depth_limit_is_a_clean_input_error(as_text: bool) -> None:
+    schema = _nested(5000)
+    raw: str | dict[str, Any] = ("[" * 5000 + "]" * 5000) if as_text else schema
+    with pytest.raises(InputError, match=r"^jsonSchema nests deeper than 64 levels$"):
+        load_schema(raw)
+
+
+def test_a_schema_within_the_depth_limit_loads() -> None:
+    assert load_schema(_nested(60))["items"]["items"] is not None

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from gemini_relay.server import describe_validation
 from gemini_relay.tools import schemas
+from gemini_relay.tools.review_schemas import StructuredInput
 from gemini_relay.tools.schemas import (
     AskInput,
     BrainstormInput,
@@ -320,3 +322,23 @@ def test_non_object_arguments_are_refused() -> None:
         AskInput.model_validate(["prompt", "p"])
     with pytest.raises(ValidationError):
         EmptyInput.model_validate(None)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("a\x00b", "a path cannot contain a NUL byte"),
+        ("a" * 5000, "the path is 5000 bytes; the limit is 4096"),
+        ("d/" + "b" * 256, "a path component is 256 bytes; the limit is 255"),
+    ],
+)
+def test_a_path_argument_the_os_cannot_take_is_refused_by_field(value: str, message: str) -> None:
+    cases: list[tuple[type[schemas.ToolInput], dict[str, Any], str]] = [
+        (AskInput, {"prompt": "p", "addDirs": ["ok", value]}, "addDirs.1"),
+        (ImageInput, {"prompt": "p", "outputPath": value}, "outputPath"),
+        (StructuredInput, {"prompt": "p", "schema": {}, "files": [value]}, "files.0"),
+    ]
+    for model, args, field in cases:
+        with pytest.raises(ValidationError) as caught:
+            model.model_validate(args)
+        assert describe_validation(caught.value, model) == f"{field}: {message}"

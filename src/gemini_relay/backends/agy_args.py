@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gemini_relay.backends.agy_models import ModelInfo
+from gemini_relay.backends.literal_prompt import neutralise_at_references
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import ConfigError, InputError
 
@@ -248,6 +249,7 @@ def build_invocation(
                 "jsonSchema: the installed agy has no --json-schema; the schema was given to the model as an "
                 "instruction and the answer was not validated."
             )
+    prompt = neutralise_at_references(prompt)  # whether agy expands `@` itself is unknown: assume it does
     if on_stdin:
         inv.stdin = stream_json_user_line(prompt)
     else:

@@ -7,6 +7,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from gemini_relay.backends.literal_prompt import neutralise_prompt
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError
 
@@ -88,6 +89,8 @@ def build_invocation(
         inv.notices.append(
             "jsonSchema: the Gemini CLI has no schema flag; the schema was given to the model as an instruction."
         )
+    # Last, over the whole text: the CLI would expand any `@` left in it (diffs, queries, schema descriptions).
+    inv.stdin = neutralise_prompt(inv.stdin, allow_slash_commands=spec.allow_slash_commands)
     return inv
 
 

@@ -28,6 +28,7 @@ __all__ = [
 
 MAX_SCHEMA_BYTES = 20 * 1024  # the bridge's limit: a schema larger than this is a prompt, not a contract
 MAX_ERRORS_SHOWN = 10
+MAX_SCHEMA_DEPTH = 64  # nested objects/arrays; real schemas stay far below, and Python's recursion limit is near
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
 _STARTS = 20  # `{` / `[` positions tried when the JSON value sits inside prose
 
@@ -60,15 +61,20 @@ def load_schema(
     Raises:
         InputError: not JSON, not an object, over `max_bytes`, not a valid schema, or a non-local `$ref`.
     """
+    if not isinstance(raw, str):
+        _check_depth(raw, field)  # before json.dumps, which would recurse as deep as the object goes
     text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-    size = len(text.encode("utf-8"))
+    size = len(text.encode("utf-8", "surrogatepass"))
     if max_bytes is not None and size > max_bytes:
         raise InputError(f"{field} is {size} bytes; the limit is {max_bytes // 1024} KB")
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
+        except RecursionError:
+            raise InputError(f"{field} nests deeper than {MAX_SCHEMA_DEPTH} levels") from None
         except ValueError as exc:
             raise InputError(f"{field} is not valid JSON: {exc}") from None
+        _check_depth(value, field)
     else:
         value = raw
     if not isinstance(value, dict):
@@ -81,11 +87,26 @@ def load_schema(
         where = _path(exc.absolute_path)
         detail = f"{exc.message} (at {where})" if where else exc.message
         raise InputError(f"{field} is not a valid JSON Schema: {detail}") from None
+    except RecursionError:  # a $ref cycle or nesting the depth check let through
+        raise InputError(f"{field} is too deeply nested or recursive to check") from None
     remote = sorted({ref for ref in _refs(schema) if not ref.startswith("#")})
     if remote:
         # Nothing is fetched over the network; a remote $ref would fail only after the model has answered.
         raise InputError(f"{field} uses $ref values that are not local (#/...): {', '.join(remote[:5])}")
     return schema
+
+
+def _check_depth(value: Any, field: str) -> None:
+    """Iterative, so a hostile nesting cannot exhaust the stack while it is being measured."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(child, dict | list):
+                if depth >= MAX_SCHEMA_DEPTH:
+                    raise InputError(f"{field} nests deeper than {MAX_SCHEMA_DEPTH} levels")
+                stack.append((child, depth + 1))
 
 
 def make_validator(schema: dict[str, Any]) -> Validator:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 from gemini_relay.backends.agy_image import image_prompt
+from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.errors import BackendUnavailable
+from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
@@ -24,6 +26,8 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
             f"gemini-image needs the agy backend (GEMINI_MCP_BACKEND=agy); the active {backend.value} backend "
             "(Gemini CLI) cannot generate image files."
         )
+    # Jailed before the run: an escaping destination must not cost a generated (and billed) image.
+    default_dir = jail_destination(deps.settings.project_root, args.output_path, image_dir(deps), deps.settings)
     since = time.time()
     result = await run_prompt(
         deps,
@@ -34,7 +38,7 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
         result.record,
         since=since,
         output_path=args.output_path,
-        default_dir=image_dir(deps),
+        default_dir=default_dir,
         aspect_ratio=args.aspect_ratio,
         size=args.size,
     )
@@ -45,6 +49,38 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
 
 def image_dir(deps: Deps) -> Path:
     return deps.settings.image_dir or deps.settings.project_root / DEFAULT_IMAGE_DIR
+
+
+def jail_destination(root: Path, output_path: str | None, default_dir: Path, settings: Settings) -> Path:
+    """The default folder, realpath-resolved, once the destination is known to stay inside the project root.
+
+    A configured GEMINI_RELAY_IMAGE_DIR is the operator's choice and may lie anywhere; the built-in default
+    folder and every outputPath must resolve (through symlinks) inside the root.
+
+    Raises:
+        InputError: outputPath, or the built-in default folder, resolves outside the root.
+    """
+    real_root = Path(os.path.realpath(root))
+    if output_path is not None and output_path.strip():
+        raw = output_path.strip()
+        target = Path(os.path.realpath(real_root / Path(raw).expanduser()))
+        if not _inside(target, real_root):
+            raise InputError(
+                f"Invalid arguments for gemini-image: outputPath: {raw!r} resolves outside the project root "
+                f"({real_root}); nothing was generated."
+            )
+        return default_dir
+    real_default = Path(os.path.realpath(default_dir))
+    if settings.image_dir is None and not _inside(real_default, real_root):
+        raise InputError(
+            f"The default image folder {default_dir} resolves outside the project root ({real_root}); nothing was "
+            "generated. Pass outputPath, or set GEMINI_RELAY_IMAGE_DIR to choose a folder on purpose."
+        )
+    return real_default
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def _alt(prompt: str) -> str:

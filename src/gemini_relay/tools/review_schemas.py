@@ -8,7 +8,7 @@ from pydantic import Field
 
 from gemini_relay.content.review import HARD_TIMEOUT_CAP
 from gemini_relay.content.structured import MAX_SCHEMA_BYTES
-from gemini_relay.tools.schemas import ToolInput
+from gemini_relay.tools.schemas import PathText, ToolInput
 
 Depth = Literal["scan", "focused", "deep"]
 MAX_WORDS = 100_000
@@ -69,7 +69,7 @@ class StructuredInput(ToolInput):
         description=f"The JSON Schema the answer must satisfy: an object, or its JSON text (at most "
         f"{MAX_SCHEMA_BYTES // 1024} KB). Checked before anything runs.",
     )
-    files: list[str] | None = Field(
+    files: list[PathText] | None = Field(
         None,
         max_length=MAX_FILES,
         description=f"Up to {MAX_FILES} text files (paths inside the project root) sent along with the prompt.",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+
+from gemini_relay.tools.path_args import check_path_text
 
 Effort = Literal["low", "medium", "high"]
 Mode = Literal["accept-edits", "plan"]
@@ -15,6 +17,8 @@ AspectRatio = Literal[
 ImageSize = Literal["512", "1K", "2K", "4K"]
 Methodology = Literal["divergent", "convergent", "scamper", "design-thinking", "lateral", "auto"]
 CACHE_KEY_PATTERN = r"^[0-9a-f]{8}$"
+# A path argument the OS can take: no NUL, within PATH_MAX and NAME_MAX (else "internal error" deep in a run).
+PathText = Annotated[str, AfterValidator(check_path_text)]
 
 
 class ToolInput(BaseModel):
@@ -50,7 +54,7 @@ class AskInput(ToolInput):
     json_schema: str | dict[str, Any] | None = Field(
         None, description="A JSON Schema (object or JSON string) the answer must follow; the reply body is JSON."
     )
-    add_dirs: list[str] | None = Field(None, description="Extra workspace directories the agent may read.")
+    add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
     conversation_id: str | None = Field(
         None,
         description="Continue an earlier conversation: the id a plain-text reply printed after 🧵 conversationId.",
@@ -88,7 +92,7 @@ class PlanInput(ToolInput):
     context: str | None = Field(None, description="Extra context or constraints (supports @file syntax).")
     model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
     effort: Effort = Field("high", description="Reasoning effort (default 'high').")
-    add_dirs: list[str] | None = Field(None, description="Extra workspace directories the agent may read.")
+    add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
     include_usage: bool = Field(True, description="Append token usage (default true).")
 
 
@@ -96,7 +100,7 @@ class ImageInput(ToolInput):
     prompt: str = Field(min_length=1, description="What the image should show.")
     aspect_ratio: AspectRatio = Field("1:1", description="Aspect ratio of the image.")
     size: ImageSize | None = Field(None, description="Resolution: '512', '1K', '2K' or '4K'.")
-    output_path: str | None = Field(
+    output_path: PathText | None = Field(
         None, description="Where to save the image, inside the project root. Default: the relay's output folder."
     )
 

@@ -9,8 +9,10 @@ from typing import Any
 import anyio
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from gemini_relay.log import logger
+from gemini_relay.transports.rpc_envelope import error_reply_for
 
 
 async def serve_stdio(
@@ -36,7 +38,7 @@ async def serve_stdio(
 
         tg.start_soon(stop_on_signal)
         async with stdio_server() as (read_stream, write_stream):
-            notifying = _EofNotifying(read_stream, on_shutdown)
+            notifying = _EofNotifying(read_stream, on_shutdown, write_stream)
             await server.run(notifying, write_stream, server.create_initialization_options())
         on_shutdown()
         # stdin closed: the client is gone.
@@ -44,21 +46,29 @@ async def serve_stdio(
 
 
 class _EofNotifying:
-    """A read stream that reports the client hanging up (stdin EOF) before in-flight calls are cancelled."""
+    """A read stream that reports the client hanging up (stdin EOF) before in-flight calls are cancelled, and
+    answers a request the SDK could not parse but whose id is readable (the SDK would drop it unanswered)."""
 
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+    def __init__(self, inner: Any, on_eof: Callable[[], None], replies: Any = None) -> None:
         self._inner = inner
         self._on_eof = on_eof
+        self._replies = replies
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._on_eof()
-            raise
+        while True:
+            try:
+                item = await self._inner.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                self._on_eof()
+                raise
+            reply = error_reply_for(item) if isinstance(item, Exception) and self._replies is not None else None
+            if reply is None:
+                return item
+            logger.info("answered an invalid JSON-RPC request (id %r) with error %d", reply.id, reply.error.code)
+            await self._replies.send(SessionMessage(message=reply))
 
     def __aiter__(self) -> _EofNotifying:
         return self
