@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from gemini_relay.backends.acp.session_files import chats_files, protect_for_load, remove_load_leftovers
 
@@ -13,7 +14,7 @@ SID = "11111111-2222-3333-4444-555555555555"
 def saved(home: Path, name: str, *, turns: bool, sid: str = SID) -> Path:
     chats = home / ".gemini" / "tmp" / "proj" / "chats"
     chats.mkdir(parents=True, exist_ok=True)
-    lines = [{"sessionId": sid, "startTime": "2026-12-01T09:05:43.223Z", "kind": "main"}]
+    lines: list[dict[str, Any]] = [{"sessionId": sid, "startTime": "2026-12-01T09:05:43.223Z", "kind": "main"}]
     lines.append({"$set": {"messages": [{"type": "user", "content": [{"text": "<session_context>"}]}]}})
     if turns:
         lines.append({"type": "user", "content": [{"text": "first"}]})

@@ -93,8 +93,11 @@ class AcpBackend:
             session_id = lease.session.session_id
             yield SessionStarted(session_id=session_id, model=model or lease.session.model)
             translator = UpdateTranslator(session_id)
-            async for event in _prompt(lease, prompt, mode, translator, deadline, spec.timeout_seconds):
-                yield event
+            # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
+            turn = _prompt(lease, prompt, mode, translator, deadline, spec.timeout_seconds)
+            async with contextlib.aclosing(turn):
+                async for event in turn:
+                    yield event
 
     def _prepare(self, spec: RunSpec) -> tuple[str, str | None, list[str]]:
         """The prompt text, the model id (None: the CLI's default) and the notices for options not honoured."""
