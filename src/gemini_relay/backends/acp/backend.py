@@ -10,7 +10,7 @@ CANCEL_SETTLE gets its process stopped.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import anyio
@@ -81,7 +81,7 @@ class AcpBackend:
         with contextlib.suppress(BackendUnavailable):
             self._pool.prewarm(self.launch())
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         prompt, model, notices = self._prepare(spec)
         mode = acp_mode(spec)
         for notice in notices:
@@ -156,7 +156,7 @@ async def _configure(lease: Lease, mode: str, model: str | None, timeout: float)
 
 async def _prompt(
     lease: Lease, prompt: str, mode: str, translator: UpdateTranslator, deadline: float, timeout: float
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncGenerator[AgentEvent, None]:
     connection, session_id = lease.connection, lease.session.session_id
     settled = False
     async with connection.listen(session_id) as inbox:

@@ -388,6 +388,7 @@ async def open_connection(
         raise AcpHandshakeError(f"cannot execute {binary}: {exc.strerror or exc}") from exc
     connection = AcpConnection(process, grace=grace)
     logger.info("Started gemini --acp (pid %d)", process.pid)
+    failed: AcpHandshakeError | None = None
     try:
         async with anyio.create_task_group() as tg:
             connection._tg = tg
@@ -395,9 +396,16 @@ async def open_connection(
             tg.start_soon(connection._read_stderr)
             try:
                 await connection._initialize(handshake_timeout)
-                yield connection
-            finally:
+            except AcpHandshakeError as exc:
+                failed = exc  # raised below, outside the task group, so it is not wrapped in an ExceptionGroup
                 tg.cancel_scope.cancel()
+            else:
+                try:
+                    yield connection
+                finally:
+                    tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
     finally:
         with anyio.CancelScope(shield=True):
             await connection._stop()

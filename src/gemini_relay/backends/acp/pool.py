@@ -82,6 +82,8 @@ class _Warm:
     connection: AcpConnection | None = None
     error: BaseException | None = None
     sessions: dict[str, SessionState] = field(default_factory=dict[str, SessionState])
+    spares: dict[Path, SessionState] = field(default_factory=dict[Path, SessionState])
+    new_lock: anyio.Lock = field(default_factory=anyio.Lock)  # concurrent session/new contend inside the CLI
     active: int = 0
     prompts: int = 0
     draining: bool = False
@@ -192,7 +194,7 @@ class WarmPool:
         assert connection is not None
         warm.active += 1
         try:
-            state, created = await self._session(warm, connection, conversation_id, cwd, mode, model)
+            state, created = await self._session(warm, connection, conversation_id, cwd)
             async with state.lock:
                 yield Lease(connection, state, created, warm)
         finally:
@@ -202,35 +204,57 @@ class WarmPool:
             self._after_prompt(warm)
 
     async def _session(
-        self,
-        warm: _Warm,
-        connection: AcpConnection,
-        conversation_id: str | None,
-        cwd: Path,
-        mode: str,
-        model: str | None,
+        self, warm: _Warm, connection: AcpConnection, conversation_id: str | None, cwd: Path
     ) -> tuple[SessionState, bool]:
         if conversation_id is not None and conversation_id in warm.sessions:
             return warm.sessions[conversation_id], False
         try:
             if conversation_id is None:
-                result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
-                session_id = str(result.get("sessionId") or "")
-                if not session_id:
-                    raise RunFailed("gemini --acp answered session/new without a session id")
+                # A spare made in the background saves the ~30-70 ms session/new on the caller's clock.
+                state = warm.spares.pop(cwd, None) or await self._new_session(warm, connection, cwd)
+                self._replenish(warm, cwd)
             else:
-                session_id = conversation_id
-                result = await self._load(warm.launch, connection, session_id, cwd)
+                result = await self._load(warm.launch, connection, conversation_id, cwd)
+                state = _state(conversation_id, cwd, result)
         except AcpRpcError as exc:
             raise session_failure(exc, conversation_id) from None
         except AcpConnectionLost as exc:
             raise RunFailed(f"{exc.description} while opening the session", retryable=True) from None
         except TimeoutError:
             raise RunFailed("gemini --acp did not open the session in time", retryable=True) from None
-        state = SessionState(session_id, cwd, _current(result, "modes", "currentModeId") or "default", None)
-        state.model = _current(result, "models", "currentModelId")
-        warm.sessions[session_id] = state
+        warm.sessions[state.session_id] = state
         return state, conversation_id is None
+
+    async def _new_session(self, warm: _Warm, connection: AcpConnection, cwd: Path) -> SessionState:
+        async with warm.new_lock:
+            result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise RunFailed("gemini --acp answered session/new without a session id")
+        return _state(session_id, cwd, result)
+
+    def _replenish(self, warm: _Warm, cwd: Path) -> None:
+        if self._tg is not None and cwd not in warm.spares and not warm.draining:
+            self._tg.start_soon(self._make_spare, warm, cwd)
+
+    async def _make_spare(self, warm: _Warm, cwd: Path) -> None:
+        connection = warm.connection
+        if connection is None or cwd in warm.spares:
+            return
+        try:
+            state = await self._new_session(warm, connection, cwd)
+        except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
+            return  # the next fresh conversation creates its own session and reports what goes wrong
+        if warm.usable and cwd not in warm.spares:
+            warm.spares[cwd] = state
+        else:
+            await self._forget_spares(warm.launch, [state])
+
+    async def _forget_spares(self, launch: Launch, spares: list[SessionState]) -> None:
+        """A spare never used leaves a history-less session file; it is nobody's conversation."""
+        home = _cli_home(launch.env)
+        for state in spares:
+            await anyio.to_thread.run_sync(remove_load_leftovers, home, state.session_id, [])
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
         home = _cli_home(launch.env)
@@ -315,6 +339,10 @@ class WarmPool:
             with contextlib.suppress(ValueError):
                 self._warm.remove(warm)
             self._notify()
+            spares, warm.spares = list(warm.spares.values()), {}
+            if spares:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                    await self._forget_spares(launch, spares)
 
     def _retire(self, warm: _Warm, why: str) -> None:
         if warm.draining:
@@ -383,6 +411,11 @@ def group_rss(pgid: int) -> int:
                     total += int(parts[1]) * 1024
                 break
     return total
+
+
+def _state(session_id: str, cwd: Path, result: dict[str, Any]) -> SessionState:
+    mode = _current(result, "modes", "currentModeId") or "default"
+    return SessionState(session_id, cwd, mode, _current(result, "models", "currentModelId"))
 
 
 def _current(result: dict[str, Any], group: str, key: str) -> str | None:
