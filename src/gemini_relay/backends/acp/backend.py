@@ -18,7 +18,7 @@ import anyio
 from gemini_relay.backends.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.acp.errors import prompt_failure
 from gemini_relay.backends.acp.permissions import acp_mode, decide, describe_call
-from gemini_relay.backends.acp.pool import Launch, Lease, WarmPool
+from gemini_relay.backends.acp.pool import Launch, Lease, WarmPool, configure
 from gemini_relay.backends.acp.updates import UpdateTranslator
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli_args import SESSION_ID, resolve_model, with_schema_instruction
@@ -30,7 +30,6 @@ from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 
 CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
-SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
 INSTALL_HINT = (
     "Install it with `npm install -g @google/gemini-cli` (Node 20+) or set GEMINI_CLI_PATH to the gemini binary."
 )
@@ -89,7 +88,7 @@ class AcpBackend:
         deadline = anyio.current_time() + spec.timeout_seconds
         launch = self.launch()
         async with self._pool.lease(launch, spec.conversation_id, spec.cwd, mode=mode, model=model) as lease:
-            await _configure(lease, mode, model, spec.timeout_seconds)
+            await _configure(lease, mode, model)
             session_id = lease.session.session_id
             yield SessionStarted(session_id=session_id, model=model or lease.session.model)
             translator = UpdateTranslator(session_id)
@@ -133,18 +132,9 @@ class AcpBackend:
         return prompt, model, notices
 
 
-async def _configure(lease: Lease, mode: str, model: str | None, timeout: float) -> None:
-    """Apply the run's mode and model to the session when they differ from what it last ran with."""
-    state = lease.session
+async def _configure(lease: Lease, mode: str, model: str | None) -> None:
     try:
-        with anyio.fail_after(min(SET_TIMEOUT, timeout)):
-            if state.mode != mode:
-                await lease.connection.request("session/set_mode", {"sessionId": state.session_id, "modeId": mode})
-                state.mode = mode
-            if model is not None and state.model != model:
-                params = {"sessionId": state.session_id, "modelId": model}
-                await lease.connection.request("session/set_model", params)
-                state.model = model
+        await configure(lease.connection, lease.session, mode, model)
     except AcpRpcError as exc:
         raise RunFailed(f"gemini --acp refused the session settings: {exc.details or exc.message}") from None
     except AcpConnectionLost as exc:

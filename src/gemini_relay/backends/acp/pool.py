@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 
 from gemini_relay.backends.acp.connection import (
     HANDSHAKE_TIMEOUT,
+    REQUEST_TIMEOUT,
     AcpConnection,
     AcpConnectionLost,
     AcpHandshakeError,
@@ -46,6 +47,8 @@ DEFAULT_MAX_RSS = 1024 * 1024 * 1024  # a fresh CLI holds ~260 MB; four times th
 RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; not on every prompt
 REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
 HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
+SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
+_Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
 # Cosmetic variables: two callers differing only in these share a process.
 _UNKEYED = frozenset({"TERM", "SHELL", "USER", "LANG", "NO_COLOR"})
 
@@ -83,6 +86,7 @@ class _Warm:
     error: BaseException | None = None
     sessions: dict[str, SessionState] = field(default_factory=dict[str, SessionState])
     spares: dict[Path, SessionState] = field(default_factory=dict[Path, SessionState])
+    spare_made: dict[Path, anyio.Event] = field(default_factory=dict[Path, anyio.Event])  # spares being made
     new_lock: anyio.Lock = field(default_factory=anyio.Lock)  # concurrent session/new contend inside the CLI
     active: int = 0
     prompts: int = 0
@@ -194,7 +198,7 @@ class WarmPool:
         assert connection is not None
         warm.active += 1
         try:
-            state, created = await self._session(warm, connection, conversation_id, cwd)
+            state, created = await self._session(warm, connection, conversation_id, cwd, (mode, model))
             async with state.lock:
                 yield Lease(connection, state, created, warm)
         finally:
@@ -204,15 +208,19 @@ class WarmPool:
             self._after_prompt(warm)
 
     async def _session(
-        self, warm: _Warm, connection: AcpConnection, conversation_id: str | None, cwd: Path
+        self, warm: _Warm, connection: AcpConnection, conversation_id: str | None, cwd: Path, settings: _Settings
     ) -> tuple[SessionState, bool]:
         if conversation_id is not None and conversation_id in warm.sessions:
             return warm.sessions[conversation_id], False
         try:
             if conversation_id is None:
                 # A spare made in the background saves the ~30-70 ms session/new on the caller's clock.
+                making = warm.spare_made.get(cwd)
+                if making is not None and cwd not in warm.spares:
+                    with anyio.move_on_after(REQUEST_TIMEOUT):
+                        await making.wait()  # it is closer to done than a session/new started now
                 state = warm.spares.pop(cwd, None) or await self._new_session(warm, connection, cwd)
-                self._replenish(warm, cwd)
+                self._replenish(warm, cwd, settings)
             else:
                 result = await self._load(warm.launch, connection, conversation_id, cwd)
                 state = _state(conversation_id, cwd, result)
@@ -233,21 +241,28 @@ class WarmPool:
             raise RunFailed("gemini --acp answered session/new without a session id")
         return _state(session_id, cwd, result)
 
-    def _replenish(self, warm: _Warm, cwd: Path) -> None:
-        if self._tg is not None and cwd not in warm.spares and not warm.draining:
-            self._tg.start_soon(self._make_spare, warm, cwd)
+    def _replenish(self, warm: _Warm, cwd: Path, settings: _Settings) -> None:
+        if self._tg is not None and cwd not in warm.spares and cwd not in warm.spare_made and not warm.draining:
+            warm.spare_made[cwd] = anyio.Event()
+            self._tg.start_soon(self._make_spare, warm, cwd, settings)
 
-    async def _make_spare(self, warm: _Warm, cwd: Path) -> None:
-        connection = warm.connection
-        if connection is None or cwd in warm.spares:
-            return
+    async def _make_spare(self, warm: _Warm, cwd: Path, settings: _Settings) -> None:
+        """A session for the next fresh conversation in `cwd`, already set to the mode and model of the last."""
+        state: SessionState | None = None
         try:
-            state = await self._new_session(warm, connection, cwd)
+            if warm.connection is not None:
+                state = await self._new_session(warm, warm.connection, cwd)
+                await configure(warm.connection, state, *settings)
         except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
-            return  # the next fresh conversation creates its own session and reports what goes wrong
-        if warm.usable and cwd not in warm.spares:
-            warm.spares[cwd] = state
-        else:
+            pass  # the next fresh conversation creates its own session and reports what goes wrong
+        finally:
+            if state is not None and warm.usable and cwd not in warm.spares:
+                warm.spares[cwd] = state
+                state = None
+            made = warm.spare_made.pop(cwd, None)
+            if made is not None:
+                made.set()  # waiters take the spare, or make their own session when there is none
+        if state is not None:
             await self._forget_spares(warm.launch, [state])
 
     async def _forget_spares(self, launch: Launch, spares: list[SessionState]) -> None:
@@ -411,6 +426,21 @@ def group_rss(pgid: int) -> int:
                     total += int(parts[1]) * 1024
                 break
     return total
+
+
+async def configure(connection: AcpConnection, state: SessionState, mode: str, model: str | None) -> None:
+    """Apply a mode and model to the session when they differ from what it last ran with.
+
+    Raises:
+        AcpRpcError, AcpConnectionLost, TimeoutError.
+    """
+    with anyio.fail_after(SET_TIMEOUT):
+        if state.mode != mode:
+            await connection.request("session/set_mode", {"sessionId": state.session_id, "modeId": mode})
+            state.mode = mode
+        if model is not None and state.model != model:
+            await connection.request("session/set_model", {"sessionId": state.session_id, "modelId": model})
+            state.model = model
 
 
 def _state(session_id: str, cwd: Path, result: dict[str, Any]) -> SessionState:
