@@ -24,6 +24,7 @@ DEFAULT_JITTER_MS = 200.0
 # Long enough to wait behind a typical run (keepalives keep the client alive meanwhile), short enough to fail with
 # a clear message around when clients configured as the README suggests (tool_timeout_sec = 600) give up anyway.
 DEFAULT_QUEUE_WAIT = 600.0
+DEFAULT_WARM_IDLE = 600.0  # a warm `gemini --acp` holds ~260 MB; one unused this long is stopped
 # Per-backend fallback when GEMINI_FALLBACK_MODEL is unset. agy has none: its quota is one bucket per model group
 # (all Gemini models share it) and agy retries an exhausted quota itself until --print-timeout, so a second Gemini
 # model would fail the same way after spending the rest of the deadline.
@@ -69,6 +70,7 @@ class Settings:
     min_gap_seconds: float = DEFAULT_MIN_GAP_MS / 1000
     jitter_seconds: float = DEFAULT_JITTER_MS / 1000
     queue_wait_seconds: float | None = DEFAULT_QUEUE_WAIT  # None: wait without limit
+    warm_idle_seconds: float = DEFAULT_WARM_IDLE
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> Settings:
@@ -101,6 +103,7 @@ class Settings:
             min_gap_seconds=_non_negative(env, "GEMINI_RELAY_MIN_GAP_MS", DEFAULT_MIN_GAP_MS) / 1000,
             jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", DEFAULT_JITTER_MS) / 1000,
             queue_wait_seconds=_queue_wait(env),
+            warm_idle_seconds=_duration(env, "GEMINI_RELAY_WARM_IDLE", DEFAULT_WARM_IDLE),
         )
 
     def fallback_for(self, backend: BackendName) -> str | None:

@@ -1,0 +1,175 @@
+"""Warm Gemini CLI over ACP against the local Gemini API emulator: medians and ratios, measured in one run.
+
+Prints: a raw ACP `session/prompt` on a warm process (a minimal client, none of our code), AcpBackend.run on a
+warm pool (a continued conversation, and a fresh one served from a spare session), 4 concurrent fresh runs on one
+process, and a bare `gemini -p` as the cold baseline. Run: `.venv/bin/python -m bench.bench_acp [--runs N]`
+after scripts/test has installed the pinned CLI. Figures, never assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from gemini_relay.backends.acp import AcpBackend, WarmPool
+from gemini_relay.backends.acp.pool import group_rss
+from gemini_relay.config import Settings
+from gemini_relay.core.events import AgentEvent, SessionStarted
+from gemini_relay.core.spec import RunSpec
+from tests.fakes.fake_gemini_api import FakeGeminiApi
+from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
+
+MODEL = "gemini-2.5-pro"
+PACE = 0.2  # seconds between warm calls (not timed)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:9.1f} ms"
+
+
+def bare_cli(env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [str(REPO_GEMINI_CLI), "-p", "hi", "-m", MODEL, "--output-format", "stream-json"],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=True,
+        start_new_session=True,
+    )
+    return time.perf_counter() - start
+
+
+class RawAcp:
+    """The least a client can do: write a request line, read lines until its response."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.next_id = 0
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.next_id += 1
+        line = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.proc.stdin.write((json.dumps(line) + "\n").encode())
+        await self.proc.stdin.drain()
+        while True:
+            message = json.loads(await self.proc.stdout.readline())
+            if message.get("id") == self.next_id and "method" not in message:
+                return message  # type: ignore[no-any-return]
+
+
+async def raw_prompts(env: dict[str, str], cwd: Path, n: int) -> tuple[list[float], list[float]]:
+    proc = await asyncio.create_subprocess_exec(
+        str(REPO_GEMINI_CLI),
+        "--acp",
+        "-m",
+        MODEL,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+        limit=16 * 1024 * 1024,
+    )
+    raw = RawAcp(proc)
+    try:
+        await raw.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        session = (await raw.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+        samples, firsts = [], []
+        for i in range(n + 1):
+            start = time.perf_counter()
+            await raw.call("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": f"p{i}"}]})
+            if i:  # the first prompt of a session pays one-off setup
+                samples.append(time.perf_counter() - start)
+        for i in range(max(n // 4, 3)):
+            fresh = (await raw.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+            await asyncio.sleep(PACE)
+            start = time.perf_counter()
+            await raw.call("session/prompt", {"sessionId": fresh, "prompt": [{"type": "text", "text": f"f{i}"}]})
+            firsts.append(time.perf_counter() - start)
+        return samples, firsts
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+        except TimeoutError:
+            os.killpg(proc.pid, 9)
+
+
+async def timed_run(backend: AcpBackend, spec: RunSpec) -> tuple[float, list[AgentEvent]]:
+    start = time.perf_counter()
+    events = [event async for event in backend.run(spec)]
+    return time.perf_counter() - start, events
+
+
+async def warm_runs(settings: Settings, cwd: Path, n: int) -> dict[str, Any]:
+    async with WarmPool() as pool:
+        backend = AcpBackend(settings, pool)
+        _, first = await timed_run(backend, RunSpec(tool="gemini-ask", prompt="warm up", cwd=cwd))
+        started = first[0]
+        assert isinstance(started, SessionStarted)
+        continued, fresh = [], []
+        for i in range(n):
+            await anyio.sleep(PACE)  # calls arrive apart, as a client's do; the spare session is ready by then
+            spec = RunSpec(tool="gemini-ask", prompt=f"c{i}", cwd=cwd, conversation_id=started.session_id)
+            continued.append((await timed_run(backend, spec))[0])
+            fresh.append((await timed_run(backend, RunSpec(tool="gemini-ask", prompt=f"n{i}", cwd=cwd)))[0])
+        concurrent = []
+        for _ in range(3):
+            await anyio.sleep(PACE)
+            start = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for j in range(4):
+                    tg.start_soon(timed_run, backend, RunSpec(tool="gemini-ask", prompt=f"q{j}", cwd=cwd))
+            concurrent.append(time.perf_counter() - start)
+        rss = group_rss(pool.processes[0]) if pool.processes else 0
+    return {"continued": continued, "fresh": fresh, "concurrent": concurrent, "rss": rss}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="relay-bench-acp-"))
+    project = base / "proj"
+    project.mkdir()
+    with FakeGeminiApi() as api:
+        cli_env = {"LANG": "C.UTF-8", **isolated_cli_env(base, api.base_url)}
+        settings = Settings.from_env(
+            {**cli_env, "GEMINI_CLI_PATH": str(REPO_GEMINI_CLI), "GEMINI_RELAY_PROJECT_ROOT": str(project)}
+            | {"GEMINI_DEFAULT_MODEL": MODEL}
+        )
+        bare_cli(cli_env, project)  # warm the page cache and the CLI home once
+        bare = [bare_cli(cli_env, project) for _ in range(5)]
+        raw, raw_first = asyncio.run(raw_prompts(cli_env, project, args.runs))
+        warm = anyio.run(warm_runs, settings, project, args.runs)
+    r = statistics.median(raw)
+    cont, fresh = statistics.median(warm["continued"]), statistics.median(warm["fresh"])
+    b = statistics.median(bare)
+    print(f"runs: {args.runs} warm prompts each, {len(bare)} bare CLI runs (medians)")
+    print(f"raw ACP session/prompt (warm)          {ms(r)}")
+    print(f"AcpBackend.run, continued conversation {ms(cont)}   ratio {cont / r:6.2f}x raw")
+    rf = statistics.median(raw_first)
+    print(f"raw first prompt of a fresh session    {ms(rf)}   (session/new not timed)")
+    print(f"AcpBackend.run, new conversation       {ms(fresh)}   ratio {fresh / rf:6.2f}x raw first prompt")
+    print(f"4 concurrent runs, one process, total  {ms(statistics.median(warm['concurrent']))}")
+    print(f"bare gemini -p (cold baseline)         {ms(b)}   warm run is {b / cont:6.1f}x faster")
+    print(f"RSS of the warm process group          {warm['rss'] / (1024 * 1024):9.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

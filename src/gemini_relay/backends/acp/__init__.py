@@ -1,0 +1,10 @@
+"""Warm Gemini CLI sessions over ACP (`gemini --acp`): one process serves many conversations.
+
+AcpConnection speaks the protocol to one child, WarmPool owns the children, AcpBackend turns a RunSpec into events.
+"""
+
+from gemini_relay.backends.acp.backend import AcpBackend
+from gemini_relay.backends.acp.connection import AcpConnection, AcpHandshakeError, open_connection
+from gemini_relay.backends.acp.pool import Launch, WarmPool
+
+__all__ = ["AcpBackend", "AcpConnection", "AcpHandshakeError", "Launch", "WarmPool", "open_connection"]

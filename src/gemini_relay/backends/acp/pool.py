@@ -1,0 +1,458 @@
+"""Warm `gemini --acp` processes, keyed by what a process cannot change per session (binary and environment).
+
+One process per key serves every conversation of that key, one ACP session per conversation, one prompt at a time
+per conversation (prompts of different conversations run concurrently). A process is stopped when idle for
+`idle_seconds`, and recycled (no new prompts, stopped once its last prompt ends) after `max_prompts` prompts, past
+`max_sessions` sessions or past an RSS ceiling; its conversations continue in the next process via `session/load`.
+At most `max_processes` run; a new key evicts the least recently used idle one, or waits for one to become idle.
+
+Use it as `async with WarmPool(...) as pool:`; leaving the block (or `aclose()`, or cancelling the owning task)
+stops every child: stdin closed, SIGTERM to the group, a bounded grace, SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from gemini_relay.backends.acp.connection import (
+    HANDSHAKE_TIMEOUT,
+    REQUEST_TIMEOUT,
+    AcpConnection,
+    AcpConnectionLost,
+    AcpHandshakeError,
+    AcpRpcError,
+    open_connection,
+)
+from gemini_relay.backends.acp.errors import session_failure
+from gemini_relay.backends.acp.session_files import protect_for_load, remove_load_leftovers
+from gemini_relay.config import DEFAULT_WARM_IDLE
+from gemini_relay.errors import RunFailed
+from gemini_relay.log import logger
+from gemini_relay.supervise._posix import group_members
+from gemini_relay.supervise.process import DEFAULT_GRACE
+
+DEFAULT_MAX_PROCESSES = 2
+DEFAULT_MAX_PROMPTS = 500
+DEFAULT_MAX_SESSIONS = 100
+DEFAULT_MAX_RSS = 1024 * 1024 * 1024  # a fresh CLI holds ~260 MB; four times that is a leak, not a workload
+RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; not on every prompt
+REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
+HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
+SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
+_Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
+# Cosmetic variables: two callers differing only in these share a process.
+_UNKEYED = frozenset({"TERM", "SHELL", "USER", "LANG", "NO_COLOR"})
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one warm process: the binary, its full child env, and the directory it runs in."""
+
+    binary: str
+    env: Mapping[str, str] = field(hash=False, compare=False)
+    cwd: Path = field(hash=False, compare=False)
+
+    @property
+    def key(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        items = sorted((k, v) for k, v in self.env.items() if k not in _UNKEYED and not k.startswith("LC_"))
+        return self.binary, tuple(items)
+
+
+@dataclass
+class SessionState:
+    """One conversation living in one process. `mode`/`model` are what the process last applied to it."""
+
+    session_id: str
+    cwd: Path
+    mode: str
+    model: str | None
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+
+@dataclass(eq=False)
+class _Warm:
+    launch: Launch
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    connection: AcpConnection | None = None
+    error: BaseException | None = None
+    sessions: dict[str, SessionState] = field(default_factory=dict[str, SessionState])
+    spares: dict[Path, SessionState] = field(default_factory=dict[Path, SessionState])
+    spare_made: dict[Path, anyio.Event] = field(default_factory=dict[Path, anyio.Event])  # spares being made
+    new_lock: anyio.Lock = field(default_factory=anyio.Lock)  # concurrent session/new contend inside the CLI
+    active: int = 0
+    prompts: int = 0
+    draining: bool = False
+    last_used: float = field(default_factory=time.monotonic)
+    rss_checked: float = field(default_factory=time.monotonic)
+
+    @property
+    def usable(self) -> bool:
+        return not self.draining and (self.connection is None or self.connection.alive) and self.error is None
+
+
+@dataclass
+class Lease:
+    """A conversation's session for the length of one prompt; the conversation's lock is held meanwhile."""
+
+    connection: AcpConnection
+    session: SessionState
+    created: bool  # session/new (a fresh conversation) rather than a live or loaded one
+    _warm: _Warm
+
+    def discard(self) -> None:
+        """The process misbehaved (a turn that would not settle): stop it once this lease ends."""
+        self._warm.draining = True
+        self.connection.close_soon()
+
+
+class WarmPool:
+    def __init__(
+        self,
+        *,
+        max_processes: int = DEFAULT_MAX_PROCESSES,
+        idle_seconds: float = DEFAULT_WARM_IDLE,
+        max_prompts: int = DEFAULT_MAX_PROMPTS,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_rss_bytes: int = DEFAULT_MAX_RSS,
+        grace: float = DEFAULT_GRACE,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    ) -> None:
+        self.max_processes = max_processes
+        self.idle_seconds = idle_seconds
+        self.max_prompts = max_prompts
+        self.max_sessions = max_sessions
+        self.max_rss_bytes = max_rss_bytes
+        self._grace = grace
+        self._handshake_timeout = handshake_timeout
+        self._warm: list[_Warm] = []
+        self._failed: dict[object, tuple[float, AcpHandshakeError]] = {}
+        self._changed = anyio.Event()
+        self._tg: TaskGroup | None = None
+        self._exit_stack: contextlib.AsyncExitStack | None = None
+        self._closed = False
+
+    # -- lifetime ---------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        stack = contextlib.AsyncExitStack()
+        self._tg = await stack.enter_async_context(anyio.create_task_group())
+        self._exit_stack = stack
+        self._tg.start_soon(self._reaper)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every child and wait (bounded by the kill grace) until each process group is gone.
+
+        Call it from the task that entered the pool (anyio task groups are bound to their task).
+        """
+        self._closed = True
+        for warm in self._warm:
+            warm.draining = True
+            if warm.connection is not None:
+                warm.connection.close_soon()
+        stack, self._exit_stack = self._exit_stack, None
+        if stack is None:
+            return
+        # Each child's stop runs shielded inside its own task, so cancelling the group cannot skip one.
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+        await stack.aclose()
+
+    @property
+    def processes(self) -> list[int]:
+        """PIDs of the running warm processes (each leads its own process group)."""
+        return [w.connection.pid for w in self._warm if w.connection is not None and w.connection.alive]
+
+    def prewarm(self, launch: Launch) -> None:
+        """Start one process for `launch` in the background, so the first prompt is warm too."""
+        if self._closed or self._find(launch) is not None or len(self._warm) >= self.max_processes:
+            return
+        self._start(launch)
+
+    # -- leases -----------------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def lease(
+        self, launch: Launch, conversation_id: str | None, cwd: Path, *, mode: str, model: str | None
+    ) -> AsyncIterator[Lease]:
+        """The conversation's session in a warm process (created, loaded or live), locked for one prompt.
+
+        Raises:
+            AcpHandshakeError: no warm process can be started for `launch` (fall back to cold `-p`).
+            RunFailed / InputError: the session could not be created or loaded (unknown conversation, auth).
+        """
+        warm = await self._process_for(launch)
+        connection = warm.connection
+        assert connection is not None
+        warm.active += 1
+        try:
+            state, created = await self._session(warm, connection, conversation_id, cwd, (mode, model))
+            async with state.lock:
+                yield Lease(connection, state, created, warm)
+        finally:
+            warm.active -= 1
+            warm.prompts += 1
+            warm.last_used = time.monotonic()
+            self._after_prompt(warm)
+
+    async def _session(
+        self, warm: _Warm, connection: AcpConnection, conversation_id: str | None, cwd: Path, settings: _Settings
+    ) -> tuple[SessionState, bool]:
+        if conversation_id is not None and conversation_id in warm.sessions:
+            return warm.sessions[conversation_id], False
+        try:
+            if conversation_id is None:
+                # A spare made in the background saves the ~30-70 ms session/new on the caller's clock.
+                making = warm.spare_made.get(cwd)
+                if making is not None and cwd not in warm.spares:
+                    with anyio.move_on_after(REQUEST_TIMEOUT):
+                        await making.wait()  # it is closer to done than a session/new started now
+                state = warm.spares.pop(cwd, None) or await self._new_session(warm, connection, cwd)
+                self._replenish(warm, cwd, settings)
+            else:
+                result = await self._load(warm.launch, connection, conversation_id, cwd)
+                state = _state(conversation_id, cwd, result)
+        except AcpRpcError as exc:
+            raise session_failure(exc, conversation_id) from None
+        except AcpConnectionLost as exc:
+            raise RunFailed(f"{exc.description} while opening the session", retryable=True) from None
+        except TimeoutError:
+            raise RunFailed("gemini --acp did not open the session in time", retryable=True) from None
+        warm.sessions[state.session_id] = state
+        return state, conversation_id is None
+
+    async def _new_session(self, warm: _Warm, connection: AcpConnection, cwd: Path) -> SessionState:
+        async with warm.new_lock:
+            result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise RunFailed("gemini --acp answered session/new without a session id")
+        return _state(session_id, cwd, result)
+
+    def _replenish(self, warm: _Warm, cwd: Path, settings: _Settings) -> None:
+        if self._tg is not None and cwd not in warm.spares and cwd not in warm.spare_made and not warm.draining:
+            warm.spare_made[cwd] = anyio.Event()
+            self._tg.start_soon(self._make_spare, warm, cwd, settings)
+
+    async def _make_spare(self, warm: _Warm, cwd: Path, settings: _Settings) -> None:
+        """A session for the next fresh conversation in `cwd`, already set to the mode and model of the last."""
+        state: SessionState | None = None
+        try:
+            if warm.connection is not None:
+                state = await self._new_session(warm, warm.connection, cwd)
+                await configure(warm.connection, state, *settings)
+        except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
+            pass  # the next fresh conversation creates its own session and reports what goes wrong
+        finally:
+            if state is not None and warm.usable and cwd not in warm.spares:
+                warm.spares[cwd] = state
+                state = None
+            made = warm.spare_made.pop(cwd, None)
+            if made is not None:
+                made.set()  # waiters take the spare, or make their own session when there is none
+        if state is not None:
+            await self._forget_spares(warm.launch, [state])
+
+    async def _forget_spares(self, launch: Launch, spares: list[SessionState]) -> None:
+        """A spare never used leaves a history-less session file; it is nobody's conversation."""
+        home = _cli_home(launch.env)
+        for state in spares:
+            await anyio.to_thread.run_sync(remove_load_leftovers, home, state.session_id, [])
+
+    async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
+        home = _cli_home(launch.env)
+        keep = await anyio.to_thread.run_sync(protect_for_load, home, session_id)
+        async with connection.listen(session_id) as replay:
+            result = await connection.request(
+                "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}
+            )
+            # The replayed history must not reach the first prompt's answer.
+            with anyio.move_on_after(REPLAY_SETTLE):
+                async for item in replay:
+                    update = item.payload.get("update") if item.kind == "update" else None
+                    if isinstance(update, dict) and update.get("sessionUpdate") == "available_commands_update":  # pyright: ignore[reportUnknownMemberType]
+                        break
+        await anyio.to_thread.run_sync(remove_load_leftovers, home, session_id, keep)
+        return result
+
+    # -- processes --------------------------------------------------------------------------------------------
+
+    def _find(self, launch: Launch) -> _Warm | None:
+        for warm in self._warm:
+            if warm.launch.key == launch.key and warm.usable:
+                return warm
+        return None
+
+    async def _process_for(self, launch: Launch) -> _Warm:
+        if self._closed or self._tg is None:
+            raise AcpHandshakeError("the warm pool is closed")
+        failed = self._failed.get(launch.key)
+        if failed is not None and time.monotonic() - failed[0] < HANDSHAKE_RETRY:
+            raise failed[1]
+        while True:
+            warm = self._find(launch)
+            if warm is None and self._make_room():
+                warm = self._start(launch)
+            if warm is not None:
+                await warm.ready.wait()
+                if warm.connection is not None and warm.connection.alive and not warm.draining:
+                    return warm
+                if isinstance(warm.error, AcpHandshakeError):
+                    raise warm.error
+                continue
+            # Every slot is busy with another key: wait until a process frees up.
+            changed = self._changed
+            await changed.wait()
+
+    def _make_room(self) -> bool:
+        live = [w for w in self._warm if not w.draining]
+        if len(self._warm) < self.max_processes:
+            return True
+        idle = sorted((w for w in live if w.active == 0), key=lambda w: w.last_used)
+        if idle:
+            self._retire(idle[0], "pool cap reached")
+        return False
+
+    def _start(self, launch: Launch) -> _Warm:
+        assert self._tg is not None
+        warm = _Warm(launch)
+        self._warm.append(warm)
+        self._tg.start_soon(self._serve, warm)
+        return warm
+
+    async def _serve(self, warm: _Warm) -> None:
+        launch = warm.launch
+        try:
+            async with open_connection(
+                launch.binary, launch.env, launch.cwd, grace=self._grace, handshake_timeout=self._handshake_timeout
+            ) as connection:
+                warm.connection = connection
+                warm.ready.set()
+                await connection.wait_closing()
+        except AcpHandshakeError as exc:
+            logger.warning("Warm Gemini CLI unavailable: %s", exc)
+            warm.error = exc
+            self._failed[launch.key] = (time.monotonic(), exc)
+        except Exception as exc:  # a bug here must not take the pool's task group (and every other child) down
+            logger.exception("Warm Gemini CLI process failed")
+            warm.error = exc
+        finally:
+            warm.draining = True
+            warm.ready.set()
+            with contextlib.suppress(ValueError):
+                self._warm.remove(warm)
+            self._notify()
+            spares, warm.spares = list(warm.spares.values()), {}
+            if spares:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                    await self._forget_spares(launch, spares)
+
+    def _retire(self, warm: _Warm, why: str) -> None:
+        if warm.draining:
+            return
+        logger.info("Retiring warm gemini --acp: %s", why)
+        warm.draining = True
+        if warm.active == 0 and warm.connection is not None:
+            warm.connection.close_soon()
+        self._notify()
+
+    def _after_prompt(self, warm: _Warm) -> None:
+        if warm.draining:
+            if warm.active == 0 and warm.connection is not None:
+                warm.connection.close_soon()
+        elif warm.prompts >= self.max_prompts:
+            self._retire(warm, f"served {warm.prompts} prompts")
+        elif len(warm.sessions) >= self.max_sessions:
+            self._retire(warm, f"holds {len(warm.sessions)} sessions")
+        elif warm.connection is not None and time.monotonic() - warm.rss_checked >= RSS_CHECK_INTERVAL:
+            warm.rss_checked = time.monotonic()
+            rss = group_rss(warm.connection.pid)
+            if rss > self.max_rss_bytes:
+                self._retire(warm, f"RSS {rss // (1024 * 1024)} MB over the ceiling")
+        self._notify()
+
+    def check_now(self) -> None:
+        """Apply the recycling rules to every idle process now (the RSS rule included, unthrottled)."""
+        for warm in list(self._warm):
+            warm.rss_checked = 0.0
+            self._after_prompt(warm)
+
+    async def _reaper(self) -> None:
+        """Stop processes idle longer than idle_seconds; sleeps until the next one could expire."""
+        while True:
+            now = time.monotonic()
+            wait = self.idle_seconds
+            for warm in list(self._warm):
+                if warm.active or warm.draining or warm.connection is None:
+                    continue
+                left = warm.last_used + self.idle_seconds - now
+                if left <= 0:
+                    self._retire(warm, f"idle for {self.idle_seconds:g}s")
+                else:
+                    wait = min(wait, left)
+            changed = self._changed
+            with anyio.move_on_after(wait):
+                await changed.wait()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
+def group_rss(pgid: int) -> int:
+    """Resident memory of every process in the group, from /proc/<pid>/status VmRSS (bytes)."""
+    total = 0
+    for pid in group_members(pgid):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                parts = line.split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    total += int(parts[1]) * 1024
+                break
+    return total
+
+
+async def configure(connection: AcpConnection, state: SessionState, mode: str, model: str | None) -> None:
+    """Apply a mode and model to the session when they differ from what it last ran with.
+
+    Raises:
+        AcpRpcError, AcpConnectionLost, TimeoutError.
+    """
+    with anyio.fail_after(SET_TIMEOUT):
+        if state.mode != mode:
+            await connection.request("session/set_mode", {"sessionId": state.session_id, "modeId": mode})
+            state.mode = mode
+        if model is not None and state.model != model:
+            await connection.request("session/set_model", {"sessionId": state.session_id, "modelId": model})
+            state.model = model
+
+
+def _state(session_id: str, cwd: Path, result: dict[str, Any]) -> SessionState:
+    mode = _current(result, "modes", "currentModeId") or "default"
+    return SessionState(session_id, cwd, mode, _current(result, "models", "currentModelId"))
+
+
+def _current(result: dict[str, Any], group: str, key: str) -> str | None:
+    section = result.get(group)
+    value = section.get(key) if isinstance(section, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return value if isinstance(value, str) else None
+
+
+def _cli_home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()

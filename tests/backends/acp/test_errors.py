@@ -1,0 +1,39 @@
+"""ACP error answers become the same classified failures as the cold path's, capacity included."""
+
+from __future__ import annotations
+
+from gemini_relay.backends.acp.connection import AcpRpcError
+from gemini_relay.backends.acp.errors import prompt_failure, session_failure
+from gemini_relay.backends.capacity import capacity_of
+from gemini_relay.core.vocabulary import FailureReason
+
+
+def test_a_quota_error_is_classified_as_capacity_with_its_http_status() -> None:
+    failure = prompt_failure(AcpRpcError(429, "You have exhausted your daily quota on this model."), partial_text="x")
+    assert failure.reason is FailureReason.QUOTA_EXHAUSTED
+    assert failure.http_status == 429 and failure.retryable is False and failure.partial_text == "x"
+    found = capacity_of(failure)
+    assert found is not None and found.status_code == 429
+
+
+def test_an_overloaded_model_is_a_retryable_service_unavailable() -> None:
+    failure = prompt_failure(AcpRpcError(503, "The model is overloaded. Please try again later."))
+    found = capacity_of(failure)
+    assert failure.retryable is True and failure.http_status == 503
+    assert found is not None and found.kind == "service_unavailable"
+
+
+def test_a_bad_request_is_not_capacity() -> None:
+    failure = prompt_failure(AcpRpcError(400, "Request contains an invalid argument."))
+    assert capacity_of(failure) is None and failure.http_status == 400
+
+
+def test_an_unknown_conversation_names_the_id_and_the_way_out() -> None:
+    error = AcpRpcError(-32603, "Internal error", {"details": 'Invalid session identifier "nope".'})
+    failure = session_failure(error, "nope")
+    assert "Unknown conversationId nope" in str(failure) and "gemini-conversations" in str(failure)
+
+
+def test_a_missing_key_is_an_authentication_failure() -> None:
+    failure = session_failure(AcpRpcError(-32000, "Gemini API key is missing or not configured."), None)
+    assert "authentication failed" in str(failure) and "GEMINI_API_KEY" in str(failure)
