@@ -7,8 +7,9 @@ from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.runners import InlineRunner, Runner
-from gemini_relay.jobs.supervised import SupervisedRunner
+from gemini_relay.jobs.spawner import DetachedSpawner
 from gemini_relay.tools.context import Deps
 
 
@@ -23,7 +24,7 @@ def build_deps(settings: Settings, *, durable: bool = True) -> Deps:
             store = FileJobStore(settings.state_dir)
         except OSError as exc:
             raise ConfigError(f"cannot use the state dir {settings.state_dir}: {exc.strerror}") from exc
-        supervised = SupervisedRunner(store, settings.env, kill_grace=settings.kill_grace)
+        supervised = JobManager(store, DetachedSpawner(store, settings.env), kill_grace=settings.kill_grace)
     inline = InlineRunner()
     runners: dict[RunnerKind, Runner] = {RunnerKind.INLINE: inline, RunnerKind.DURABLE: supervised or inline}
     engine = RunEngine(

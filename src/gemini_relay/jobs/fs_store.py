@@ -124,6 +124,14 @@ class FileJobStore:
         except FileNotFoundError:
             return ""
 
+    def read_output(self, job_id: str, offset: int) -> bytes:
+        try:
+            with (self.dir(job_id) / OUT).open("rb") as handle:
+                handle.seek(offset)
+                return handle.read()
+        except FileNotFoundError:
+            return b""
+
     def write_result(self, job_id: str, result: JobResult) -> None:
         path = self._existing(job_id)
         write_atomic(path / RESULT, dumps(result.to_json()), durable=True)

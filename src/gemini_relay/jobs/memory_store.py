@@ -90,6 +90,9 @@ class MemoryJobStore:
         with self._lock:
             return "".join(self._job(job_id).chunks)
 
+    def read_output(self, job_id: str, offset: int) -> bytes:
+        return self.text(job_id).encode("utf-8")[offset:]
+
     def write_result(self, job_id: str, result: JobResult) -> None:
         with self._lock:
             job = self._job(job_id)

@@ -11,16 +11,17 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
 
+from gemini_relay.backends.base import Backend
 from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
 from gemini_relay.core.result import RunResult
-from gemini_relay.core.vocabulary import FailureReason, RunState
+from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
@@ -33,6 +34,7 @@ from gemini_relay.jobs.store import (
     EXIT_SPAWN_FAILED,
     EXIT_TIMEOUT,
     JobResult,
+    JobStore,
     Progress,
 )
 from gemini_relay.log import logger
@@ -45,7 +47,7 @@ PROGRESS_FLUSH = 0.25  # progress.json is rewritten at most this often while som
 class StoreMirror:
     """Copies a live record into the store: text as it streams (partial text survives a crash), progress often."""
 
-    def __init__(self, store: FileJobStore, job_id: str, record: RunRecord, started_at: float) -> None:
+    def __init__(self, store: JobStore, job_id: str, record: RunRecord, started_at: float) -> None:
         self._store = store
         self._job_id = job_id
         self._record = record
@@ -92,20 +94,30 @@ def run_job(job_dir: Path, lock_fds: Sequence[int] = (), claim_fd: int | None = 
         logger.info("Job %s already has a supervisor or a result; this one exits untouched", job_id)
         return EXIT_DONE
     store.write_supervisor(job_id, describe(os.getpid()))
-    return anyio.run(_supervise, store, job_id, tuple(lock_fds))
+    return anyio.run(supervise, store, job_id, tuple(lock_fds))
 
 
-async def _supervise(store: FileJobStore, job_id: str, lock_fds: tuple[int, ...]) -> int:
+async def supervise(
+    store: JobStore,
+    job_id: str,
+    lock_fds: tuple[int, ...] = (),
+    backends: Mapping[BackendName, Backend] | None = None,
+    *,
+    signals: bool = True,
+) -> int:
+    """Run one job to its durable result. `backends` defaults to the registry's (tests pass scripted ones);
+    `signals=False` leaves SIGTERM alone (an in-process supervisor must not take the test process's signals)."""
     meta = store.meta(job_id)
-    settings = Settings.from_env(cwd=meta.spec.cwd)
-    engine = RunEngine(BackendRegistry(settings).backends, max_concurrent=1)
+    if backends is None:
+        backends = BackendRegistry(Settings.from_env(cwd=meta.spec.cwd)).backends
+    engine = RunEngine(backends, max_concurrent=1)
     started = time.time()
     record = RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
     mirror = StoreMirror(store, job_id, record, started)
     record.listener = mirror.on_event
     mirror.flush()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_watch_cancel, store, job_id, engine)
+        tg.start_soon(_watch_cancel, store, job_id, engine, signals)
         tg.start_soon(_flush_progress, mirror)
         result = await _execute(engine, record, started)
         tg.cancel_scope.cancel()
@@ -140,14 +152,15 @@ async def _execute(engine: RunEngine, record: RunRecord, started: float) -> JobR
     return JobResult(outcome, started_at=started, ended_at=time.time(), exit_code=EXIT_DONE)
 
 
-async def _watch_cancel(store: FileJobStore, job_id: str, engine: RunEngine) -> None:
+async def _watch_cancel(store: JobStore, job_id: str, engine: RunEngine, signals: bool) -> None:
     async def on_signal() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
             async for _ in signals:
                 engine.cancel_all("was cancelled")
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(on_signal)
+        if signals:
+            tg.start_soon(on_signal)
         while not store.cancel_requested(job_id):
             await anyio.sleep(CANCEL_POLL)
         engine.cancel_all("was cancelled")

@@ -19,9 +19,9 @@ from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.maintenance import SWEEP_INTERVAL, orphaned_queued, sweep
+from gemini_relay.jobs.maintenance import SWEEP_INTERVAL
+from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.supervised import SupervisedRunner
 from gemini_relay.log import logger
 from gemini_relay.tools.names import ToolName
 from gemini_relay.tools.progress import CallProgress
@@ -34,7 +34,7 @@ class Deps:
     settings: Settings
     engine: RunEngine
     registry: BackendRegistry
-    jobs: SupervisedRunner | None = None
+    jobs: JobManager | None = None
     chunks: ChunkCache = field(default_factory=ChunkCache)
     background: TaskGroup | None = None  # owned by the transport: gemini-run jobs and adopted jobs run here
 
@@ -44,8 +44,8 @@ class Deps:
         if runner is None:
             return
         while True:
-            await anyio.to_thread.run_sync(sweep, runner.store, self.settings.job_ttl_seconds)
-            for job_id in await anyio.to_thread.run_sync(orphaned_queued, runner.store):
+            await anyio.to_thread.run_sync(runner.sweep, self.settings.job_ttl_seconds)
+            for job_id in await anyio.to_thread.run_sync(runner.orphaned):
                 self.adopt(job_id)
             await anyio.sleep(SWEEP_INTERVAL)
 

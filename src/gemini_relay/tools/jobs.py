@@ -8,28 +8,24 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-import anyio
-
 from gemini_relay.backends.agy_usage import QuotaLevel, group_for_model
 from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError
+from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.supervised import SupervisedRunner, reap_orphan_cli
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import inline_notices, parse_schema
 from gemini_relay.tools.schemas import CancelJobInput, JobsInput, RunInput, StatusInput, WaitInput
 
 CONVERSATION_ID_WAIT = 2.0  # agy names the conversation ~1 s after start; the Gemini CLI's is known at once
-POLL = 0.1
 PREVIEW_CHARS = 200
 
 
-def _runner(deps: Deps) -> SupervisedRunner:
+def _runner(deps: Deps) -> JobManager:
     if deps.jobs is None:
         raise InputError("Jobs are not available: this server runs without a state dir")
     return deps.jobs
@@ -68,14 +64,13 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     )
     record = deps.engine.new_record(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
     if record.reused_job:
-        status = derive_status(runner.store, record.run_id)
+        status = runner.status(record.run_id)
         return Reply(_json({**status.to_json(), "note": "idempotencyKey matched this existing job"}))
     assert deps.background is not None
     deps.background.start_soon(deps.run_detached, record)
-    with anyio.move_on_after(CONVERSATION_ID_WAIT):
-        while derive_status(runner.store, record.run_id).conversation_id is None:
-            await anyio.sleep(POLL)
-    status = derive_status(runner.store, record.run_id)
+    status = await runner.wait(
+        record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
+    )
     reply: dict[str, Any] = {"job_id": record.run_id, "state": status.state.value}
     if status.conversation_id:
         reply["conversation_id"] = status.conversation_id
@@ -102,40 +97,28 @@ def _quota_guard(deps: Deps, model: str | None) -> None:
 
 
 async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
-    return Reply(_json((await _collect(deps, args.job_id)).to_json()))
+    return Reply(_json((await _runner(deps).collect(args.job_id)).to_json()))
 
 
 async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
     runner = _runner(deps)
     limit = min(args.wait if args.wait is not None else deps.settings.wait_cap_seconds, deps.settings.wait_cap_seconds)
-    with anyio.move_on_after(limit):
-        while not derive_status(runner.store, args.job_id).state.terminal:
-            call.output = runner.store.text(args.job_id)[-150:]
-            await anyio.sleep(POLL)
-    result = await _collect(deps, args.job_id)
+    runner.status(args.job_id)  # an unknown job is refused at once, not after the wait
+
+    def on_tail(tail: str) -> None:
+        call.output = tail
+
+    await runner.wait(args.job_id, limit, on_tail=on_tail)
+    result = await runner.collect(args.job_id)
     data = result.to_json()
     if not result.state.terminal:
         data["note"] = f"Still {result.state.value} after {limit:g}s; call gemini-wait again."
     return Reply(_json(data))
 
 
-async def _collect(deps: Deps, job_id: str) -> JobStatus:
-    runner = _runner(deps)
-    result = derive_status(runner.store, job_id)
-    await reap_orphan_cli(result)
-    if result.state.terminal:
-        runner.store.mark_collected(job_id)
-    return result
-
-
 async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
-    runner = _runner(deps)
-    rows = [derive_status(runner.store, job_id) for job_id in runner.store.job_ids()]
-    rows.sort(key=lambda s: s.created_at, reverse=True)
-    if args.state is not None:
-        rows = [r for r in rows if r.state.value == args.state]
     listed = []
-    for row in rows[: args.limit]:
+    for row in _runner(deps).jobs(args.state, args.limit):
         item = {k: v for k, v in row.to_json().items() if k not in ("result", "usage", "notices", "structured_output")}
         item["created"] = datetime.fromtimestamp(row.created_at, UTC).isoformat(timespec="seconds")
         if row.result:
@@ -149,7 +132,7 @@ async def cancel(deps: Deps, args: CancelJobInput, call: CallProgress) -> Reply:
         count = deps.engine.cancel_all("was cancelled by gemini-cancel")
         return Reply("Nothing was running." if count == 0 else f"Cancelled {count} run(s).")
     runner = _runner(deps)
-    before = derive_status(runner.store, args.job_id)
+    before = runner.status(args.job_id)
     if before.state.terminal:
         return Reply(f"Job {args.job_id} had already ended ({before.state.value}).")
     started = time.monotonic()

@@ -1,20 +1,23 @@
-"""SupervisedRunner: every run is a durable job owned by a detached supervisor; the server follows it on disk.
+"""JobManager: every durable run is a job owned by a supervisor; the server creates, follows, waits for, cancels,
+collects, adopts and sweeps jobs here alone — tools call it and hold no polling loops of their own.
 
-The server creates the job (idempotency binding, conversation lock), starts `gemini-relay run-job <dir>` when the
-engine admits it, and polls the store for progress, text and the terminal result. Cancelling the follower cancels
-the job, unless the server is shutting down (`detach`), in which case the job runs on and stays collectable.
+Written against the JobStore protocol with an injectable Spawner (jobs/spawner.py): the server creates the job
+(idempotency binding, conversation lock), the spawner starts its supervisor when the engine admits it, and the
+manager follows the store for progress, text and the terminal result. Cancelling the follower cancels the job,
+unless the server is shutting down (`detach`), in which case the job runs on and stays collectable.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
 import json
+import math
 import os
 import signal
-import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import asdict
 
 import anyio
@@ -24,14 +27,14 @@ from gemini_relay.core.events import TextDelta
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunCancelled, RunFailed
-from gemini_relay.jobs.fs_store import OUT, FileJobStore
-from gemini_relay.jobs.locks import acquire_conversation_lock, try_claim_job
+from gemini_relay.jobs.maintenance import orphaned_queued, sweep
 from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.spawn import start_detached
+from gemini_relay.jobs.spawner import Child, Spawner
 from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import EXIT_CANCELLED, EXIT_FAILED, JobConflict, JobMeta, JobResult
+from gemini_relay.jobs.store import EXIT_CANCELLED, EXIT_FAILED, JobConflict, JobMeta, JobNotFound, JobResult, JobStore
 from gemini_relay.log import logger
+from gemini_relay.streams.transcript import TAIL_CHARS
 from gemini_relay.supervise.liveness import ProcessInfo, describe, is_alive, signal_if_alive
 from gemini_relay.supervise.process import stop_group
 
@@ -51,14 +54,14 @@ def request_hash(record: RunRecord) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-class SupervisedRunner:
-    def __init__(self, store: FileJobStore, env: Mapping[str, str], *, kill_grace: float) -> None:
+class JobManager:
+    def __init__(self, store: JobStore, spawner: Spawner, *, kill_grace: float) -> None:
         self.store = store
-        self._env = dict(env)
+        self._spawner = spawner
         self._kill_grace = kill_grace
         self.deadline_margin = kill_grace + 15.0
         self.detaching = False
-        self._children: list[subprocess.Popen[bytes]] = []
+        self._children: list[Child] = []
         self._lock_fds: dict[str, int] = {}
         self._adopted: set[str] = set()
 
@@ -99,7 +102,7 @@ class SupervisedRunner:
                 return record
         if record.spec.conversation_id:
             try:
-                self._lock_fds[record.run_id] = acquire_conversation_lock(self.store.locks, record.spec.conversation_id)
+                self._lock_fds[record.run_id] = self._spawner.lock_conversation(record.spec.conversation_id)
             except (RunFailed, JobConflict):
                 self.store.delete(record.run_id)
                 raise
@@ -114,7 +117,7 @@ class SupervisedRunner:
         meta = self.store.meta(job_id)
         if meta.spec.conversation_id:
             try:
-                self._lock_fds[job_id] = acquire_conversation_lock(self.store.locks, meta.spec.conversation_id)
+                self._lock_fds[job_id] = self._spawner.lock_conversation(meta.spec.conversation_id)
             except (RunFailed, JobConflict):
                 return None
         self._adopted.add(job_id)
@@ -140,19 +143,19 @@ class SupervisedRunner:
             self._reap()
 
     def _spawn(self, job_id: str) -> None:
-        claim = try_claim_job(self.store.dir(job_id))
+        claim = self._spawner.claim(job_id)
         if claim is None:  # a supervisor of this job is already starting (another server's): follow it
             logger.info("Job %s already has a supervisor starting; following it", job_id)
             return
         fd = self._lock_fds.get(job_id)
         try:
             locks = (fd,) if fd is not None else ()
-            child = start_detached(self.store.dir(job_id), self._env, pass_fds=locks, claim_fd=claim)
+            child = self._spawner.start(job_id, locks, claim)
         finally:
             os.close(claim)  # the supervisor holds the claim now (or nobody does, if it could not be started)
         self._children.append(child)
         self._release_lock(job_id)  # the supervisor now holds the conversation lock through its inherited fd
-        logger.info("Job %s handed to supervisor pid %d", job_id, child.pid)
+        logger.info("Job %s handed to its supervisor", job_id)
 
     def abandon(self, record: RunRecord) -> None:
         """Refused or cancelled in this server's queue: end the job on disk (a shutdown leaves it for adoption)."""
@@ -191,30 +194,23 @@ class SupervisedRunner:
         job_id = record.run_id
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         offset = 0
-        while True:
+
+        def catch_up() -> JobStatus:
+            nonlocal offset
             status = derive_status(self.store, job_id)
-            offset = self._catch_up(record, decoder, offset)
-            if status.state.terminal:
-                await reap_orphan_cli(status)
-                return self._finish(record, status)
-            if status.state is not RunState.QUEUED:
+            data = self.store.read_output(job_id, offset)
+            offset += len(data)
+            if data and (text := decoder.decode(data)):
+                record.apply(TextDelta(text))
+            if status.state is not RunState.QUEUED and not status.state.terminal:
                 record.state = status.state
             record.session_id = status.conversation_id or record.session_id
             record.model = status.model or record.model
-            await anyio.sleep(POLL_INTERVAL)
+            return status
 
-    def _catch_up(self, record: RunRecord, decoder: codecs.IncrementalDecoder, offset: int) -> int:
-        try:
-            with (self.store.dir(record.run_id) / OUT).open("rb") as handle:
-                handle.seek(offset)
-                data = handle.read()
-        except FileNotFoundError:
-            return offset
-        if data:
-            text = decoder.decode(data)
-            if text:
-                record.apply(TextDelta(text))
-        return offset + len(data)
+        status = await poll_until(catch_up, lambda s: s.state.terminal)
+        await reap_orphan_cli(status)
+        return self._finish(record, status)
 
     def _finish(self, record: RunRecord, status: JobStatus) -> RunResult:
         """The job's own recorded result, decoded (its failure raised as the exception it was), or — for a
@@ -236,24 +232,88 @@ class SupervisedRunner:
         )
 
     async def cancel(self, job_id: str) -> JobStatus:
-        """Ask the supervisor to stop (cancel file + SIGTERM) and wait, bounded, for the cancelled result."""
+        """Ask the supervisor to stop (cancel request + SIGTERM) and wait, bounded, for the cancelled result."""
         self.store.request_cancel(job_id)
         supervisor = self.store.supervisor(job_id)
         if supervisor is not None:
             signal_if_alive(supervisor, signal.SIGTERM)
-        with anyio.move_on_after(self._kill_grace + CANCEL_SETTLE):
-            while not (status := derive_status(self.store, job_id)).state.terminal:
-                if supervisor is None and (supervisor := self.store.supervisor(job_id)) is not None:
-                    signal_if_alive(supervisor, signal.SIGTERM)
-                if supervisor is None and status.state is RunState.QUEUED:
-                    self._cancel_unstarted(job_id)  # never started: nothing to stop, it just never will
-                    break
-                await anyio.sleep(POLL_INTERVAL)
+
+        def settled(status: JobStatus) -> bool:
+            nonlocal supervisor
+            if status.state.terminal:
+                return True
+            if supervisor is None and (supervisor := self.store.supervisor(job_id)) is not None:
+                signal_if_alive(supervisor, signal.SIGTERM)
+            if supervisor is None and status.state is RunState.QUEUED:
+                self._cancel_unstarted(job_id)  # never started: nothing to stop, it just never will
+                return True
+            return False
+
+        await poll_until(lambda: derive_status(self.store, job_id), settled, timeout=self._kill_grace + CANCEL_SETTLE)
         status = derive_status(self.store, job_id)
         if not status.state.terminal and supervisor is not None:
             _kill_stuck(supervisor)
         await reap_orphan_cli(status)
         return status
+
+    # --- what the tools ask -------------------------------------------------------------------------------------
+
+    def status(self, job_id: str) -> JobStatus:
+        """Raises JobNotFound for an unknown (or swept) job."""
+        return derive_status(self.store, job_id)
+
+    async def wait(
+        self, job_id: str, timeout: float, *, until: Callable[[JobStatus], bool] | None = None,
+        on_tail: Callable[[str], None] | None = None,
+    ) -> JobStatus:  # fmt: skip
+        """The job's status once `until` holds (default: it has ended) or `timeout` passed; `on_tail` gets the last
+        150 characters of its text on every look (progress keepalives)."""
+        done = until or (lambda s: s.state.terminal)
+
+        def look() -> JobStatus:
+            if on_tail is not None:
+                on_tail(self.store.text(job_id)[-TAIL_CHARS:])
+            return derive_status(self.store, job_id)
+
+        return await poll_until(look, done, timeout=timeout)
+
+    async def collect(self, job_id: str) -> JobStatus:
+        """The status, with a dead supervisor's CLI stopped; an ended job is marked collected (hook-wait stays
+        silent for it)."""
+        status = derive_status(self.store, job_id)
+        await reap_orphan_cli(status)
+        if status.state.terminal:
+            self.store.mark_collected(job_id)
+        return status
+
+    def jobs(self, state: str | None = None, limit: int | None = None) -> list[JobStatus]:
+        """Every job of every server sharing the store, newest first."""
+        rows = []
+        for job_id in self.store.job_ids():
+            with contextlib.suppress(JobNotFound):  # swept between the listing and the read
+                rows.append(derive_status(self.store, job_id))
+        rows.sort(key=lambda s: s.created_at, reverse=True)
+        if state is not None:
+            rows = [r for r in rows if r.state.value == state]
+        return rows[:limit] if limit is not None else rows
+
+    def sweep(self, ttl: float) -> list[str]:
+        return sweep(self.store, ttl)
+
+    def orphaned(self) -> list[str]:
+        return orphaned_queued(self.store)
+
+
+async def poll_until(
+    look: Callable[[], JobStatus], done: Callable[[JobStatus], bool], *, timeout: float | None = None
+) -> JobStatus:
+    """The one bounded wait on a job's records: `look` every POLL_INTERVAL until `done` (or `timeout` passes)."""
+    status = look()
+    with anyio.move_on_after(timeout if timeout is not None else math.inf):
+        while not done(status):
+            await anyio.sleep(POLL_INTERVAL)
+            status = look()
+    return status
 
 
 def _kill_stuck(supervisor: ProcessInfo) -> None:
