@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -26,7 +27,7 @@ from gemini_relay.backends.agy_errors import classify_exit, is_partial, run_noti
 from gemini_relay.backends.agy_image import SavedImage, save_generated_image
 from gemini_relay.backends.agy_models import FALLBACK_MODELS, Catalog, fetch_agents, fetch_models
 from gemini_relay.backends.agy_sessions import ConversationListing, agy_state_dir, list_conversations
-from gemini_relay.backends.agy_usage import UsageProbe, UsageReading
+from gemini_relay.backends.agy_usage import QuotaLevel, UsageProbe, UsageReading, group_for_model
 from gemini_relay.backends.agy_version import AgyVersion, require_floor
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
@@ -106,6 +107,28 @@ class AgyBackend:
             parse_go_duration(self._settings.agy_print_timeout)
 
     # --- capabilities (backends/capabilities.py) -------------------------------------------------------------
+
+    @property
+    def default_model(self) -> str | None:
+        return self._settings.agy_default_model
+
+    @property
+    def search_tool(self) -> str:
+        return "your web search tool"
+
+    async def warm_up(self) -> None:
+        await self.version()
+        await self.help()
+
+    def quota_low_for(self, model: str | None) -> str | None:
+        reading = self.cached_usage()
+        if reading is None:
+            return None  # no reading yet: fail open
+        now = datetime.now(UTC)
+        group = group_for_model(reading.groups, model or self._settings.agy_default_model or "gemini-default")
+        if group is None or group.level(now) is QuotaLevel.OK:
+            return None
+        return f"the agy quota group {group.describe(now)}"
 
     async def model_listing(self) -> ModelListing:
         return await surface.model_listing(self)

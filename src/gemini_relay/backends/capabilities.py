@@ -51,3 +51,38 @@ class Diagnoses(Protocol):
 @runtime_checkable
 class ShowsHelp(Protocol):
     async def help_text(self) -> str: ...
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    async def warm_up(self) -> None:
+        """Probe (or start) what the first call would otherwise wait for; never raises for the upstream's failures."""
+        ...
+
+
+@runtime_checkable
+class NamesConversationsUpFront(Protocol):
+    def fresh_conversation_id(self) -> str:
+        """An id a fresh run will take as its conversation id (RunSpec.session_id), so a job can name it at once."""
+        ...
+
+
+@runtime_checkable
+class ReportsQuota(Protocol):
+    def quota_low_for(self, model: str | None) -> str | None:
+        """Why an optional-priority run should yield (the model's quota group runs low), from the last cached
+        reading only; None when it may run (also when nothing was read yet: fail open)."""
+        ...
+
+
+@runtime_checkable
+class Traits(Protocol):
+    @property
+    def default_model(self) -> str | None:
+        """The model a call that names none runs on (None: the upstream's own choice)."""
+        ...
+
+    @property
+    def search_tool(self) -> str:
+        """How the prompt of gemini-search names the agent's web search tool."""
+        ...

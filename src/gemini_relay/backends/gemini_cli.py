@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -54,6 +55,21 @@ class GeminiCliBackend:
         return self._settings
 
     # --- capabilities (backends/capabilities.py) -------------------------------------------------------------
+
+    @property
+    def default_model(self) -> str | None:
+        return self._settings.default_model
+
+    @property
+    def search_tool(self) -> str:
+        return "the google_web_search tool"
+
+    def fresh_conversation_id(self) -> str:
+        return str(uuid.uuid4())  # the CLI takes a caller-chosen --session-id
+
+    async def warm_up(self) -> None:
+        if self.locate() is not None:
+            await self.help()
 
     async def model_listing(self) -> ModelListing:
         return await surface.model_listing(self)

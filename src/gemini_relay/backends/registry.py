@@ -15,7 +15,16 @@ from typing import Any, Protocol
 from gemini_relay.backends.agy import AgyBackend
 from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.capabilities import Diagnoses, ListsConversations, ListsModels, ShowsHelp
+from gemini_relay.backends.capabilities import (
+    Diagnoses,
+    ListsConversations,
+    ListsModels,
+    NamesConversationsUpFront,
+    ReportsQuota,
+    ShowsHelp,
+    Traits,
+    WarmsUp,
+)
 from gemini_relay.backends.gemini_cli import GeminiCliBackend
 from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
@@ -98,6 +107,29 @@ class BackendRegistry:
 
     def shows_help(self) -> ShowsHelp:
         return self._provider(ShowsHelp, "show its help")  # type: ignore[no-any-return]
+
+    def default_model(self, name: BackendName) -> str | None:
+        backend = self.backends[name]
+        return backend.default_model if isinstance(backend, Traits) else None
+
+    def search_tool(self, name: BackendName) -> str:
+        backend = self.backends[name]
+        return backend.search_tool if isinstance(backend, Traits) else "your web search tool"
+
+    def fresh_conversation_id(self, name: BackendName) -> str | None:
+        """An id for a fresh run's conversation, when the backend accepts one chosen up front."""
+        backend = self.backends[name]
+        return backend.fresh_conversation_id() if isinstance(backend, NamesConversationsUpFront) else None
+
+    def quota_low_for(self, name: BackendName, model: str | None) -> str | None:
+        backend = self.backends[name]
+        return backend.quota_low_for(model) if isinstance(backend, ReportsQuota) else None
+
+    async def warm_up(self) -> None:
+        """Warm the active backend (probes, a warm process); its failures wait for the first real call."""
+        backend = self.backends[self.select().backend]
+        if isinstance(backend, WarmsUp):
+            await backend.warm_up()
 
     def _provider(self, capability: Any, what: str, name: BackendName | None = None) -> Any:
         chosen = name or self.select().backend

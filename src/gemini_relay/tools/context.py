@@ -11,12 +11,9 @@ import anyio
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
-from gemini_relay.backends.agy import AgyBackend
-from gemini_relay.backends.gemini_cli import GeminiCliBackend
 from gemini_relay.backends.registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.maintenance import SWEEP_INTERVAL
@@ -65,23 +62,11 @@ class Deps:
             logger.info("Job %s ended: %s", record.run_id, exc)
 
     async def warm_up(self) -> None:
-        """Probe the active backend in the background, so the first call does not pay for `--help`."""
+        """Warm the active backend in the background, so the first call does not pay for `--help`."""
         try:
-            if self.selection().backend is BackendName.AGY:
-                await self.agy.version()
-                await self.agy.help()
-            elif self.gemini.locate() is not None:
-                await self.gemini.help()
+            await self.registry.warm_up()
         except RelayError as exc:  # the first real call reports it properly
             logger.info("Backend warm-up skipped: %s", exc)
-
-    @property
-    def agy(self) -> AgyBackend:
-        return self.registry.agy
-
-    @property
-    def gemini(self) -> GeminiCliBackend:
-        return self.registry.gemini
 
     def selection(self) -> Selection:
         return self.registry.select()

@@ -34,7 +34,7 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
         call,
         PromptRequest(tool=call.tool, prompt=image_prompt(args.prompt, args.aspect_ratio, args.size)),
     )
-    saved = await deps.agy.save_image(
+    saved = await deps.registry.agy.save_image(
         result.record,
         since=since,
         output_path=args.output_path,

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from gemini_relay.backends.agy_usage import QuotaLevel, group_for_model
 from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName, RunState
+from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import InputError
 from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.runners import JobOptions
@@ -38,8 +36,10 @@ def _json(data: dict[str, Any]) -> str:
 async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     runner = _runner(deps)
     selection = deps.selection()
-    if args.priority == "optional" and selection.backend is BackendName.AGY:
-        _quota_guard(deps, args.model)
+    if args.priority == "optional" and (low := deps.registry.quota_low_for(selection.backend, args.model)):
+        raise InputError(
+            f"Refused an optional-priority run: {low}. Run it with priority normal, or wait for the reset."
+        )
     cwd = deps.resolve_cwd(args.cwd, "cwd")
     prompt = wrap_changemode(args.prompt) if args.change_mode else args.prompt
     inlined = inline_references(prompt, cwd)
@@ -53,8 +53,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         json_schema=parse_schema(args.json_schema),
         add_dirs=deps.resolve_dirs(args.add_dirs, cwd),
         conversation_id=args.conversation_id,
-        # The Gemini CLI takes a caller-chosen --session-id, so a fresh job's conversation id is known at once.
-        session_id=str(uuid.uuid4()) if selection.backend is BackendName.GEMINI and not args.conversation_id else None,
+        # A backend that takes a caller-chosen id (Gemini CLI, API) names a fresh job's conversation at once.
+        session_id=None if args.conversation_id else deps.registry.fresh_conversation_id(selection.backend),
         agent=args.agent,
         allow_slash_commands=args.allow_slash_commands,
         skip_permissions=args.skip_permissions,
@@ -79,21 +79,6 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         reply["notices"] = notices
     reply["next"] = f'Collect it with gemini-wait {{"jobId": "{record.run_id}"}} or gemini-status.'
     return Reply(_json(reply))
-
-
-def _quota_guard(deps: Deps, model: str | None) -> None:
-    """`priority: optional` yields to quota: refused before anything starts when the model's group runs low."""
-    reading = deps.agy.cached_usage()
-    if reading is None:
-        return  # no reading yet: fail open
-    now = datetime.now(UTC)
-    group = group_for_model(reading.groups, model or deps.settings.agy_default_model or "gemini-default")
-    if group is None or group.level(now) is QuotaLevel.OK:
-        return
-    raise InputError(
-        f"Refused an optional-priority run: the agy quota group {group.describe(now)}. "
-        "Run it with priority normal, or wait for the reset."
-    )
 
 
 async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:

@@ -27,8 +27,8 @@ from gemini_relay.content.review import (
     strip_preamble,
     timeout_hint,
 )
-from gemini_relay.content.search import GEMINI_SEARCH_TOOL, GENERIC_SEARCH_TOOL, build_search_prompt, source_urls
-from gemini_relay.core.vocabulary import BackendName, FailureReason
+from gemini_relay.content.search import build_search_prompt, source_urls
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed, RunTimedOut
 from gemini_relay.format import gemini_reply, with_notices
 from gemini_relay.log import logger
@@ -112,8 +112,7 @@ async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:
 
 
 async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
-    backend = deps.selection().backend
-    tool = GEMINI_SEARCH_TOOL if backend is BackendName.GEMINI else GENERIC_SEARCH_TOOL
+    tool = deps.registry.search_tool(deps.selection().backend)
     result = await run_prompt(
         deps,
         call,

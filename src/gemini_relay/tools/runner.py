@@ -143,8 +143,7 @@ def _fallback_plan(deps: Deps, record: RunRecord, exc: RunFailed) -> tuple[str, 
     fallback = deps.settings.fallback_for(record.backend)
     if capacity is None or fallback is None:
         return None
-    settings = deps.settings
-    default = settings.agy_default_model if record.backend is BackendName.AGY else settings.default_model
+    default = deps.registry.default_model(record.backend)
     tried = {m.casefold() for m in (record.spec.model or default, record.model) if m}
     if fallback.casefold() in tried:
         return None

@@ -96,6 +96,17 @@ class ApiBackend:
 
     # --- capabilities (backends/capabilities.py) -------------------------------------------------------------
 
+    @property
+    def default_model(self) -> str | None:
+        return self._settings.default_model or DEFAULT_MODEL
+
+    @property
+    def search_tool(self) -> str:
+        return "the Google Search grounding tool"
+
+    def fresh_conversation_id(self) -> str:
+        return new_conversation_id()  # the relay mints the ids of its own conversation store
+
     async def model_listing(self) -> ModelListing:
         catalog = await self.models()
         default = self._settings.default_model or DEFAULT_MODEL
