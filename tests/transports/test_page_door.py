@@ -7,6 +7,7 @@ One token-protected server for the module over a state dir holding a finished jo
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,3 +204,23 @@ def test_the_event_stream_sends_the_job_list_first(world: World) -> None:
                 break
     data = buffer.split("event: jobs\ndata: ", 1)[1].split("\n", 1)[0]
     assert [j["id"] for j in json.loads(data)["jobs"]] == [world.job_id]
+
+
+def test_an_open_event_stream_ends_with_bye_when_the_server_stops(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": str(tmp_path),
+        "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state"),
+        "GEMINI_RELAY_PROJECT_ROOT": str(tmp_path),
+        "GEMINI_MCP_BACKEND": "gemini",
+    }
+    with serve_http(env, tmp_path, tmp_path / "server-stderr.log") as server:
+        url = f"http://127.0.0.1:{server.port}/events"
+        with httpx2.Client(timeout=30) as http, http.stream("GET", url) as response:
+            events = response.iter_text()
+            assert "event: jobs" in next(e for e in events if "event: jobs" in e)
+            server.proc.send_signal(signal.SIGTERM)
+            rest = "".join(events)  # ends: the server closes the stream instead of waiting out a timeout
+        assert "event: bye" in rest
+        assert server.proc.wait(timeout=15) == 0

@@ -58,12 +58,12 @@ class JobFeed:
         self._terminal: dict[str, JobStatus] = {}
         self._media: dict[str, tuple[int | None, list[MediaFile]]] = {}
 
-    def status(self, job_id: str) -> JobStatus:
+    def status(self, job_id: str, now: float | None = None) -> JobStatus:
         """Raises JobNotFound."""
         cached = self._terminal.get(job_id)
         if cached is not None:
             return cached
-        status = derive_status(self.store, job_id)
+        status = derive_status(self.store, job_id, now=now)
         if status.state.terminal:
             self._terminal[job_id] = status
         return status
@@ -83,14 +83,15 @@ class JobFeed:
     def snapshot(self) -> dict[str, Any]:
         rows: list[JobStatus] = []
         ids = self.store.job_ids()
+        now = time.time()
         for job_id in ids:
             with contextlib.suppress(JobNotFound, OSError, ValueError, KeyError):
-                rows.append(self.status(job_id))
+                rows.append(self.status(job_id, now))
         for gone in set(self._terminal) - set(ids):  # swept after their TTL
             del self._terminal[gone]
             self._media.pop(gone, None)
         rows.sort(key=lambda s: s.created_at, reverse=True)
-        jobs = [self._summary(row) for row in rows[:MAX_JOBS]]
+        jobs = [self._summary(row, now) for row in rows[:MAX_JOBS]]
         return {"jobs": jobs, "total": len(rows)}
 
     def detail(self, job_id: str) -> dict[str, Any]:
@@ -99,7 +100,7 @@ class JobFeed:
         text = status.result if status.state.terminal else self.store.text(job_id)
         return {**status.to_json(), "text": text or "", "files": self._files(job_id, status.state.terminal)}
 
-    def _summary(self, status: JobStatus) -> dict[str, Any]:
+    def _summary(self, status: JobStatus, now: float) -> dict[str, Any]:
         row: dict[str, Any] = {
             "id": status.job_id,
             "tool": status.tool,
@@ -120,7 +121,7 @@ class JobFeed:
             row["chars"] = len(status.result or "")
         else:
             # The start time, not the elapsed: the page counts up itself and the snapshot stays unchanged.
-            row["since"] = round(time.time() - status.elapsed, 1)
+            row["since"] = round(now - status.elapsed, 1)
             row["tail"] = self._tail(status.job_id)
         return row
 

@@ -12,8 +12,9 @@ function el(tag, cls, text) {
   return node;
 }
 
-function duration(seconds) {
-  const s = Math.max(0, Math.floor(seconds));
+function duration(seconds, precise) {
+  if (precise && seconds < 10) return `${Math.max(0, seconds).toFixed(1)}s`;
+  const s = Math.floor(seconds);
   const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
   if (h) return `${h}h ${m}m`;
   if (m) return `${m}m ${r}s`;
@@ -158,7 +159,7 @@ function update(card, job) {
 function tick(card) {
   const job = card.job;
   const seconds = job.terminal ? job.elapsed : Date.now() / 1000 - job.since;
-  card.parts.elapsed.textContent = duration(seconds);
+  card.parts.elapsed.textContent = duration(seconds, job.terminal);
 }
 
 function render(snapshot) {
