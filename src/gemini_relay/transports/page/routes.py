@@ -7,6 +7,7 @@ carries a strict Content-Security-Policy; job text is data the page renders as t
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from importlib import resources
 
@@ -20,7 +21,7 @@ from gemini_relay.transports.page.feed import JobFeed
 
 EVENT_INTERVAL = 0.5  # seconds between store reads per stream: the bound on the event rate
 KEEPALIVE = 15.0  # a comment line this often keeps idle proxies and the browser's reconnect timer quiet
-MAX_STREAMS = 16  # open event streams; each polls the store, so a runaway tab cannot multiply the load unbounded
+MAX_STREAMS = 16  # open event streams: a runaway script opening streams gets 503, not unbounded connections
 CSP = (
     "default-src 'self'; img-src 'self'; media-src 'self'; script-src 'self'; style-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -58,6 +59,7 @@ class Page:
         self._streams = 0
         self._assets = {path: (_asset(name), kind) for path, (name, kind) in STATIC.items()}
         self._lock = anyio.Lock()  # the feed's caches are shared: one reader thread at a time
+        self._shared: tuple[float, dict[str, object]] | None = None
 
     def close(self) -> None:
         self.closed.set()
@@ -73,8 +75,13 @@ class Page:
         ]
 
     async def _snapshot(self) -> dict[str, object]:
+        """The feed's snapshot, shared by every stream that asks within one interval: tabs do not multiply reads."""
         async with self._lock:
-            return await anyio.to_thread.run_sync(self.feed.snapshot)
+            if self._shared is not None and time.monotonic() - self._shared[0] < EVENT_INTERVAL * 0.8:
+                return self._shared[1]
+            snapshot = await anyio.to_thread.run_sync(self.feed.snapshot)
+            self._shared = (time.monotonic(), snapshot)
+            return snapshot
 
     async def _static(self, request: Request) -> Response:
         body, kind = self._assets[request.url.path]
