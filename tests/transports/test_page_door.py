@@ -154,9 +154,9 @@ def test_the_jobs_api_lists_only_recorded_media_inside_the_roots(world: World) -
     jobs = get(world, "/api/jobs", bearer()).json()["jobs"]
     job = next(j for j in jobs if j["id"] == world.job_id)
     assert job["state"] == "done" and job["preview"] == UNTRUSTED and job["conversation_id"] == "conv-1"
-    assert [(f["name"], f["kind"], f["type"]) for f in job["files"]] == [
-        ("cat.png", "image", "image/png"),
-        ("clip.mp4", "video", "video/mp4"),
+    assert [(f["url"], f["name"], f["kind"], f["type"]) for f in job["files"]] == [
+        (f"/files/{world.job_id}/0", "cat.png", "image", "image/png"),
+        (f"/files/{world.job_id}/6", "clip.mp4", "video", "video/mp4"),
     ]
 
 
@@ -169,7 +169,7 @@ def test_the_file_endpoint_serves_recorded_media_with_its_type(world: World) -> 
 
 
 def test_the_file_endpoint_answers_a_range_request_with_206(world: World) -> None:
-    response = get(world, f"/files/{world.job_id}/1", {**bearer(), "Range": "bytes=100-199"})
+    response = get(world, f"/files/{world.job_id}/6", {**bearer(), "Range": "bytes=100-199"})
     assert response.status_code == 206
     assert response.headers["content-range"] == f"bytes 100-199/{len(VIDEO)}"
     assert response.content == VIDEO[100:200]
@@ -177,7 +177,18 @@ def test_the_file_endpoint_answers_a_range_request_with_206(world: World) -> Non
 
 @pytest.mark.parametrize(
     "path",
-    ["/files/{job}/2", "/files/{job}/-1", "/files/nojob/0", "/files/..%2F..%2Fetc%2Fpasswd/0", "/files/{job}/x"],
+    [
+        "/files/{job}/1",  # recorded, but outside the project root
+        "/files/{job}/2",  # recorded, inside by name, outside through a symlink
+        "/files/{job}/3",  # recorded, inside, not media
+        "/files/{job}/4",  # recorded, inside, SVG (could carry script)
+        "/files/{job}/5",  # recorded, missing
+        "/files/{job}/7",
+        "/files/{job}/-1",
+        "/files/{job}/x",
+        "/files/nojob/0",
+        "/files/..%2F..%2Fetc%2Fpasswd/0",
+    ],
 )
 def test_anything_but_a_listed_file_is_404(world: World, path: str) -> None:
     assert get(world, path.format(job=world.job_id), bearer()).status_code == 404

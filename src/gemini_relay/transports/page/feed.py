@@ -29,6 +29,7 @@ REFUSED_TYPES = frozenset({"image/svg+xml"})
 
 @dataclass(frozen=True)
 class MediaFile:
+    index: int  # its place among the job's recorded files: the URL's number, stable if another one disappears
     path: Path  # realpath, inside an allowed root
     content_type: str
 
@@ -71,13 +72,13 @@ class JobFeed:
     def media(self, job_id: str) -> list[MediaFile]:
         """The job's recorded files that exist, lie inside the roots (through symlinks) and are media."""
         found: list[MediaFile] = []
-        for raw in self.store.files(job_id):
+        for index, raw in enumerate(self.store.files(job_id)):
             if "\0" in raw or not Path(raw).is_absolute():
                 continue
             real = Path(os.path.realpath(raw))
             kind = media_type(real)
             if kind is not None and inside(real, self.roots) and real.is_file():
-                found.append(MediaFile(real, kind))
+                found.append(MediaFile(index, real, kind))
         return found
 
     def snapshot(self) -> dict[str, Any]:
@@ -127,8 +128,8 @@ class JobFeed:
 
     def _files(self, job_id: str, terminal: bool = True) -> list[dict[str, str]]:
         return [
-            {"url": f"/files/{job_id}/{index}", "name": item.path.name, "kind": item.kind, "type": item.content_type}
-            for index, item in enumerate(self._media_of(job_id, terminal))
+            {"url": f"/files/{job_id}/{m.index}", "name": m.path.name, "kind": m.kind, "type": m.content_type}
+            for m in self._media_of(job_id, terminal)
         ]
 
     def _media_of(self, job_id: str, terminal: bool) -> list[MediaFile]:

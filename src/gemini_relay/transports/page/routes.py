@@ -106,9 +106,9 @@ class Page:
             files = await anyio.to_thread.run_sync(self.feed.media, job_id)
         except JobNotFound:
             files = []
-        if not 0 <= index < len(files):
+        item = next((f for f in files if f.index == index), None)
+        if item is None:
             return PlainTextResponse("No such file", status_code=404, headers=SECURITY_HEADERS)
-        item = files[index]
         headers = {**SECURITY_HEADERS, "Cache-Control": "private, max-age=60"}
         return FileResponse(item.path, media_type=item.content_type, headers=headers)
 
