@@ -13,14 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from gemini_relay.jobs.fs_store import FileJobStore
 from tests.browser import chromium
 from tests.harness import Relay, install_fake_agy
 from tests.test_server_surface import text_of
 from tests.transports.http_server import http_server
+from tests.transports.page_jobs import finished_job
 
 pytestmark = pytest.mark.anyio
 
 TOKEN = "browser-token"
+UNTRUSTED = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script> <b>bold?</b>'
 
 
 async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_renders(relay: Relay, tmp_path: Path) -> None:
@@ -65,6 +68,14 @@ async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_render
             await page.eval(f"{card}.querySelector('details').open = false")
             shot = tmp_path / "page.png"
             await page.screenshot(shot)
+            # Model output that looks like markup stays text: no element is made from it, no script runs.
+            store = FileJobStore(relay.home / ".local" / "state" / "gemini-relay")
+            hostile = finished_job(store, relay.project, UNTRUSTED)
+            preview = f"document.getElementById('job-{hostile}').querySelector('.preview')"
+            await page.wait_for(preview)
+            assert await page.eval(f"{preview}.textContent") == UNTRUSTED
+            assert await page.eval("document.querySelectorAll('img[src=x], main script').length") == 0
+            assert await page.eval("window.pwned === undefined")
             await page.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "dark"}])
             assert await page.eval("getComputedStyle(document.body).backgroundColor") == "rgb(15, 18, 22)"
             await page.screenshot(tmp_path / "page-dark.png")
