@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from gemini_relay.jobs.fs_store import FileJobStore
 from tests.harness import Relay
 from tests.test_server_surface import text_of
 
@@ -63,3 +64,12 @@ async def test_an_output_path_the_os_cannot_take_is_a_field_named_error(
         result = await client.call_tool("gemini-image", {"prompt": "x", "outputPath": value})
     assert text_of(result) == f"Error executing gemini-image: Invalid arguments for gemini-image: outputPath: {reason}"
     assert image_runs(agy_relay) == 0
+
+
+async def test_a_saved_image_is_recorded_in_its_job_for_the_page(agy_relay: Relay) -> None:
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "outputPath": "art/"})
+    assert not result.is_error and result.meta is not None, text_of(result)
+    store = FileJobStore(agy_relay.home / ".local" / "state" / "gemini-relay")
+    recorded = [store.files(job_id) for job_id in store.job_ids()]
+    assert recorded == [[result.meta["path"]]]

@@ -26,6 +26,7 @@ RESULT = "result.json"
 EXIT_CODE = "exit_code"
 CANCEL = "cancel"
 COLLECTED = "collected"
+FILES = "files.json"  # files a run made (e.g. gemini-image's saved copy), written by the server after the result
 
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
@@ -143,6 +144,24 @@ class FileJobStore:
             return None
         data = _read_json(path / RESULT)
         return JobResult.from_json(data) if data is not None else None
+
+    def record_files(self, job_id: str, paths: list[str]) -> None:
+        """Record files the job produced (absolute paths), beside the result: the supervisor does not know them."""
+        path = self._existing(job_id) / FILES
+        known = self.files(job_id)
+        write_atomic(path, dumps({"files": known + [p for p in paths if p not in known]}))
+
+    def files(self, job_id: str) -> list[str]:
+        """The job's recorded files: FILES plus a `files` list in the result (paths, or objects with a `path`)."""
+        path = self.dir(job_id)
+        found: list[str] = []
+        for data in (_read_json(path / FILES), _read_json(path / RESULT)):
+            entries = data.get("files") if data is not None else None
+            for entry in entries if isinstance(entries, list) else []:  # pyright: ignore[reportUnknownVariableType]
+                item = entry.get("path") if isinstance(entry, dict) else entry  # pyright: ignore
+                if isinstance(item, str) and item and item not in found:
+                    found.append(item)
+        return found
 
     def request_cancel(self, job_id: str) -> None:
         write_atomic(self._existing(job_id) / CANCEL, b"cancel\n")

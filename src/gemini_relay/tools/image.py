@@ -11,6 +11,8 @@ from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
+from gemini_relay.jobs.store import JobNotFound
+from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import PromptRequest, run_prompt
@@ -43,8 +45,19 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
         size=args.size,
     )
     path = saved.path.resolve()
+    _record_file(deps, result.record.run_id, path)
     body = f"![{_alt(args.prompt)}]({path.as_uri()})\n\nSaved to: {path}"
     return Reply(with_notices([*result.notices, *saved.notices], body), {"path": str(path)})
+
+
+def _record_file(deps: Deps, job_id: str, path: Path) -> None:
+    """Note the saved image in the run's job, so the HTTP page can show it (no job without a state dir)."""
+    if deps.jobs is None:
+        return
+    try:
+        deps.jobs.store.record_files(job_id, [str(path)])
+    except (JobNotFound, OSError) as exc:  # the image is saved and answered; only the page misses it
+        logger.info("Could not record the image of job %s: %s", job_id, exc)
 
 
 def image_dir(deps: Deps) -> Path:

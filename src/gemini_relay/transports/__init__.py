@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -9,11 +10,14 @@ import anyio
 from gemini_relay.server import RelayServer
 from gemini_relay.transports.stdio import serve_stdio
 
+MEDIA_DIR_ENV = "GEMINI_RELAY_MEDIA_DIR"  # where generated media is written (issue 11); default inside the project
+
 if TYPE_CHECKING:
     import socket
 
     from gemini_relay.tools.context import Deps
     from gemini_relay.transports.http import HttpOptions
+    from gemini_relay.transports.page import Page
 
 
 async def run_server(deps: Deps, http: HttpOptions | None = None, sock: socket.socket | None = None) -> None:
@@ -30,8 +34,24 @@ async def run_server(deps: Deps, http: HttpOptions | None = None, sock: socket.s
         else:
             from gemini_relay.transports.http import serve_http  # uvicorn is only imported when serving HTTP
 
-            await serve_http(server, http, sock, background, deps.engine.detach)
+            await serve_http(server, http, sock, background, deps.engine.detach, page=_page(deps))
         followers.cancel_scope.cancel()  # followers of detached jobs stop; the jobs themselves run on
+
+
+def _page(deps: Deps) -> Page | None:
+    """The job page over the shared state dir; its files may come from the project, media or image folders."""
+    from gemini_relay.transports.page import JobFeed, Page
+
+    if deps.jobs is None:
+        return None
+    settings = deps.settings
+    roots = [settings.project_root]
+    media = settings.env.get(MEDIA_DIR_ENV, "").strip()
+    if media:
+        roots.append(Path(media).expanduser())
+    if settings.image_dir is not None:
+        roots.append(settings.image_dir)
+    return Page(JobFeed(deps.jobs.store, tuple(roots)))
 
 
 __all__ = ["run_server"]

@@ -6,17 +6,19 @@ page (DNS rebinding, cross-origin POSTs), so the address is checked before bindi
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import os
 import socket
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gemini_relay.errors import ConfigError
@@ -117,35 +119,82 @@ def security_settings(address: Address, port: int) -> TransportSecuritySettings:
     )
 
 
+def page_cookie_name(port: int | None) -> str:
+    # Cookies ignore the port: relays on two ports of localhost each need their own name.
+    return f"gemini_relay_page_{port}" if port else "gemini_relay_page"
+
+
+def page_cookie_value(token: str) -> str:
+    """What the page cookie holds: derived from the token, so the browser never stores the token itself."""
+    return hmac.new(token.encode(), b"gemini-relay page cookie", hashlib.sha256).hexdigest()
+
+
 class Door:
     """ASGI middleware in front of the MCP app: Host/Origin first (421/403), then the bearer token (401).
 
     Host and Origin come first so a rebinding page learns nothing from the token check; the SDK checks them again.
+    A browser cannot send a header to open the page: `/?token=...` (checked in constant time) sets an HttpOnly,
+    SameSite=Strict cookie and redirects to `/`; the cookie opens the page's paths (never /mcp).
     """
 
-    def __init__(self, app: ASGIApp, security: TransportSecuritySettings, token: str | None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        security: TransportSecuritySettings,
+        token: str | None,
+        *,
+        port: int | None = None,
+        cookie_paths: Callable[[str], bool] = lambda path: False,
+    ) -> None:
         self.app = app
         self._security = TransportSecurityMiddleware(security)
+        self._token = token
         self._expected = f"Bearer {token}".encode() if token else None
+        self._cookie_name = page_cookie_name(port)
+        self._cookie = page_cookie_value(token).encode() if token else None
+        self._cookie_paths = cookie_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rejection = await self._security.validate_request(Request(scope), is_post=False)
+        request = Request(scope)
+        rejection = await self._security.validate_request(request, is_post=False)
         if rejection is not None:
             await rejection(scope, receive, send)
             return
-        if self._expected is not None and not self._authorized(Request(scope)):
-            response = PlainTextResponse("Unauthorized", status_code=401, headers={"WWW-Authenticate": REALM})
-            await response(scope, receive, send)
-            return
+        if self._expected is not None:
+            if request.url.path == "/" and "token" in request.query_params:
+                await self._exchange(request.query_params["token"])(scope, receive, send)
+                return
+            if not self._authorized(request):
+                text = "Unauthorized"
+                if self._cookie_paths(request.url.path):
+                    text += ": open /?token=<the relay's token> once in this browser (see the README, HTTP page)"
+                response = PlainTextResponse(text, status_code=401, headers={"WWW-Authenticate": REALM})
+                await response(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
+    def _exchange(self, presented: str) -> Response:
+        """The page's login: a right token becomes the cookie and a redirect to `/` that drops it from the URL."""
+        assert self._token is not None and self._cookie is not None
+        headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+        if not hmac.compare_digest(presented.encode(), self._token.encode()):
+            return PlainTextResponse("Unauthorized: wrong token", status_code=401, headers=headers)
+        response = RedirectResponse("/", status_code=303, headers=headers)
+        response.set_cookie(self._cookie_name, self._cookie.decode(), httponly=True, samesite="strict", path="/")
+        return response
+
     def _authorized(self, request: Request) -> bool:
-        assert self._expected is not None
+        assert self._expected is not None and self._cookie is not None
         presented = request.headers.get("authorization", "").encode()
         scheme, _, credentials = presented.partition(b" ")
         # The scheme is case-insensitive (RFC 7235); the token is compared in constant time.
         normalized = b"Bearer " + credentials.strip() if scheme.lower() == b"bearer" else presented
-        return hmac.compare_digest(normalized, self._expected)
+        if hmac.compare_digest(normalized, self._expected):
+            return True
+        if not self._cookie_paths(request.url.path):
+            return False
+        cookie = request.cookies.get(self._cookie_name, "").encode()
+        return hmac.compare_digest(cookie, self._cookie)

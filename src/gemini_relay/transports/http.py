@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gemini_relay.log import logger
 from gemini_relay.transports.guard import Address, Door, security_settings
+from gemini_relay.transports.page import Page, is_page_path
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a prompt with inlined files is far below this; more is a mistake or abuse
 SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to finish after a signal; their jobs run on regardless
@@ -100,14 +101,16 @@ class _Uvicorn(uvicorn.Server):
         yield
 
 
-def build_app(server: Server[Any], options: HttpOptions, port: int) -> ASGIApp:
+def build_app(server: Server[Any], options: HttpOptions, port: int, page: Page | None = None) -> ASGIApp:
     security = security_settings(options.address, port)
     app = server.streamable_http_app(
         streamable_http_path=PATH,
         max_request_body_size=options.max_body,
         transport_security=security,
     )
-    return Door(app, security, options.token)
+    if page is not None:
+        app.router.routes.extend(page.routes())
+    return Door(app, security, options.token, port=port, cookie_paths=is_page_path)
 
 
 async def serve_http(
@@ -116,10 +119,14 @@ async def serve_http(
     sock: socket.socket,
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
     on_shutdown: Callable[[], None] = lambda: None,
+    page: Page | None = None,
 ) -> None:
-    """Serve on `sock` until a signal arrives; `on_shutdown` runs first, so durable jobs are detached, not stopped."""
+    """Serve on `sock` until a signal arrives; `on_shutdown` runs first, so durable jobs are detached, not stopped.
+
+    With `page`, the job page is served at `/` beside /mcp, behind the same door.
+    """
     port = sock.getsockname()[1]
-    draining = _Draining(build_app(server, options, port))
+    draining = _Draining(build_app(server, options, port, page))
     config = uvicorn.Config(
         draining,
         lifespan="on",
@@ -142,6 +149,8 @@ async def serve_http(
                 async for signum in signals:
                     logger.info("Received %s; detaching jobs and shutting down", signal.Signals(signum).name)
                     on_shutdown()
+                    if page is not None:
+                        page.close()  # event streams end now, not at uvicorn's graceful-shutdown timeout
                     left = await draining.drain(options.shutdown_grace)
                     if left:
                         logger.info("%d call(s) still running; their jobs continue and stay collectable", left)
@@ -151,6 +160,10 @@ async def serve_http(
         await tg.start(stop_on_signal)  # before the URL is announced: a signal from then on is a graceful stop
         url = f"http://{options.address.url_host}:{port}{PATH}"
         logger.info("Serving MCP over HTTP at %s (%s)", url, "bearer token required" if options.token else "no token")
+        if page is not None:
+            logger.info("Job page at http://%s:%d/", options.address.url_host, port)
         await web.serve(sockets=[sock])
         on_shutdown()
+        if page is not None:
+            page.close()
         tg.cancel_scope.cancel()
