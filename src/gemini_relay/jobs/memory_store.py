@@ -36,6 +36,7 @@ def _check_id(job_id: str) -> None:
 
 class MemoryJobStore:
     def __init__(self) -> None:
+        self._files: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
         self._keys: dict[str, IdempotencyBinding] = {}
@@ -90,6 +91,15 @@ class MemoryJobStore:
         with self._lock:
             return "".join(self._job(job_id).chunks)
 
+    def record_files(self, job_id: str, paths: list[str]) -> None:
+        with self._lock:
+            known = self._files.setdefault(job_id, [])
+            known.extend(p for p in paths if p not in known)
+
+    def files(self, job_id: str) -> list[str]:
+        with self._lock:
+            return list(self._files.get(job_id, []))
+
     def read_output(self, job_id: str, offset: int) -> bytes:
         return self.text(job_id).encode("utf-8")[offset:]
 
@@ -128,6 +138,7 @@ class MemoryJobStore:
 
     def delete(self, job_id: str) -> None:
         with self._lock:
+            self._files.pop(job_id, None)
             job = self._maybe(job_id)
             if job is None:
                 return

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from gemini_relay.jobs.fs_store import FileJobStore
 from gemini_relay.server import RelayServer
 from gemini_relay.transports.stdio import serve_stdio
 
@@ -51,7 +52,9 @@ def _page(deps: Deps) -> Page | None:
         roots.append(Path(media).expanduser())
     if settings.image_dir is not None:
         roots.append(settings.image_dir)
-    return Page(JobFeed(deps.jobs.store, tuple(roots)))
+    store = deps.jobs.store
+    assert isinstance(store, FileJobStore)  # the page reads the shared state dir; only durable servers have one
+    return Page(JobFeed(store, tuple(roots)))
 
 
 __all__ = ["run_server"]
