@@ -19,3 +19,11 @@ def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Pa
     )
     for path in (store.root, store.jobs, store.keys, store.locks, store.dir("j1")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+
+
+def test_appended_text_with_a_lone_surrogate_is_kept_with_a_replacement_character(tmp_path: Path) -> None:
+    store = FileJobStore(tmp_path / "state")
+    store.create(JobMeta("j1", "gemini-ask", BackendName.GEMINI, RunSpec("gemini-ask", "p", tmp_path), time.time()))
+    store.append_text("j1", "half \ud800 pair")
+    store.append_text("j1", ", and the rest")
+    assert store.text("j1") == "half \ufffd pair, and the rest"
