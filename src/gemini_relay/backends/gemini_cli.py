@@ -104,7 +104,7 @@ class GeminiCliBackend:
             self._running_homes[home] -= 1
         if decoder.skipped:
             logger.info("Run %s: skipped %d non-JSON stdout line(s)", record.run_id, decoder.skipped)
-        failure = classify_exit(exit_.returncode, record, exit_.stderr)
+        failure = classify_exit(exit_.returncode, record, exit_.stderr, truncation=decoder.truncation())
         if failure is not None:
             logger.info("Run %s: gemini exited %d (%s)", record.run_id, exit_.returncode, failure.reason)
             raise failure

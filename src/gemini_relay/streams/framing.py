@@ -40,6 +40,11 @@ class LineFramer:
                 lines.append(self._take())
             start = nl + 1
 
+    @property
+    def pending(self) -> int:
+        """Bytes of a line not yet ended by a newline."""
+        return len(self._buf)
+
     def flush(self) -> list[str]:
         """The final line when the stream ended without a newline."""
         if self._discarding:
