@@ -18,7 +18,6 @@ from gemini_relay.core.events import (
 )
 from gemini_relay.streams.framing import NdjsonDecoder
 
-
 # Node drops piped stdout still unwritten when the CLI exits: past the 64 KiB pipe buffer, the end of the stream
 # (the rest of one huge event, the result event) is lost. Measured on 0.61.0: a 200 KB answer event is cut at
 # exactly 65,536 bytes of stdout; a 70 KB one arrives whole but the result event after it does not.
