@@ -330,3 +330,11 @@ def test_values_that_look_like_flags_are_refused(spec: RunSpec, asked: dict[str,
 def test_stream_json_elsewhere_in_help_does_not_imply_stream_json_input() -> None:
     caps = parse_help("  -input-format string\n\ttext only\n  -output-format string\n\ttext | stream-json\n")
     assert "--input-format" in caps.flags and not caps.stream_json_input
+
+
+def test_an_at_agy_might_expand_reaches_it_escaped_on_stdin_and_in_argv(spec: RunSpec) -> None:
+    at_spec = replace(spec, prompt="check x@id_rsa and @deploy.pem")
+    on_stdin = build(at_spec)
+    on_argv = build(at_spec, OLD)
+    assert on_stdin.stdin == stream_json_user_line("check x\\@id_rsa and \\@deploy.pem")
+    assert on_argv.argv[on_argv.argv.index("-p") + 1] == "check x\\@id_rsa and \\@deploy.pem"

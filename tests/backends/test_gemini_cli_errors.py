@@ -360,3 +360,9 @@ def test_the_detail_from_a_long_stderr_line_is_bounded() -> None:
     exc = classify_exit(1, record_for(), "Error: " + "x" * 5000 + "\n")
     assert exc is not None
     assert len(exc.message) < 700
+
+
+def test_a_missing_final_result_after_the_pipe_cut_says_the_output_was_cut() -> None:
+    failure = classify_exit(0, record_for(b'{"type":"init","session_id":"s"}\n'), "", truncation="output was cut")
+    assert failure is not None and failure.reason is FailureReason.BACKEND_ERROR
+    assert failure.message == "gemini exited without a final result, so the answer may be incomplete: output was cut"

@@ -16,7 +16,7 @@ FAKE_AGY_LOG=<file> (one JSON line per start / stdin / grandchild); FAKE_AGY_USA
 FAKE_AGY_MODELS_EXIT=<n>; FAKE_AGY_IMAGE_DIMS=<W>x<H>.
 Scenarios: quota, rate_limit, model_not_found, invalid_model, background_abort, kill_line_only, print_timeout[:empty],
 error_result, error_inband_timeout, denied, schema, schema_missing, status:<S>, no_result, hang,
-ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, image, garbage, exit:<n>, signal:<n>,
+ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
 usage_turn (env only: /usage answered as a model turn).
 """
 
@@ -65,6 +65,7 @@ USAGE_GROUPS: list[dict[str, Any]] = [
         {"id": "3p-5h", "window": "5h", "remaining_fraction": 0.02, "reset_time": "2099-10-02T16:59:24Z"}]},
 ]  # fmt: skip
 UNICODE_TEXT = "Unicode: café naïve — “quotes” 👋🌍🚀 👩‍💻 你好世界 こんにちは 한국어 שלום مرحبا e\u0301 ∑∞≠"
+SURROGATE_TEXT = "half a pair \ud800 then the rest of the answer"  # a lone UTF-16 surrogate, sent as its JSON escape
 QUOTA_TEXT = "Individual quota reached. Please upgrade your subscription to increase your limits. Resets in 3h46m46s."
 LOCATION_TEXT = (
     "Selected model is not supported in the selected location. For a full list of available locations and deployment "
@@ -160,7 +161,8 @@ def state_dir() -> Path:
 
 
 def emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    # A lone surrogate (the `surrogate` scenario) leaves as its JSON escape `\ud800`, as a Go or JS emitter writes it.
+    sys.stdout.buffer.write((json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace"))
     sys.stdout.flush()
 
 
@@ -357,6 +359,8 @@ class Run:
         stderr: list[str] = []
         if "unicode" in scen:
             answer = UNICODE_TEXT
+        if "surrogate" in scen:
+            answer = SURROGATE_TEXT
         if "big" in scen:
             line = "line {:06d} the quick brown fox jumps over the lazy dog\n"
             count = int(scen["big"] or 64) * 1024 // len(line.format(0)) + 1
@@ -381,7 +385,7 @@ class Run:
             result["error"] = "timeout waiting for response" if inband else "model unavailable"
             if inband:
                 result["conversation_id"] = ""
-        n = len(answer.encode("utf-8"))
+        n = len(answer.encode("utf-8", "surrogatepass"))
         result["usage"] = {"input_tokens": 10 + len(prompt), "output_tokens": n, "thinking_tokens": 3,
                            "cache_read_tokens": 7, "total_tokens": 10 + len(prompt) + n}  # fmt: skip
         if "denied" in scen:
@@ -403,7 +407,7 @@ class Run:
     def record(self, prompt: str, answer: str) -> None:
         transcript = self.transcript(self.conversation)
         transcript.parent.mkdir(parents=True, exist_ok=True)
-        with transcript.open("a", encoding="utf-8") as handle:
+        with transcript.open("a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(json.dumps({"type": "USER_INPUT", "content": prompt}, ensure_ascii=False) + "\n")
             entry = {"source": "MODEL", "type": "PLANNER_RESPONSE", "status": "DONE", "content": answer}
             handle.write(json.dumps(entry, ensure_ascii=False) + "\n")

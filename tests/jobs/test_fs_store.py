@@ -31,3 +31,11 @@ def test_recorded_files_accumulate_once_each_beside_a_files_list_in_the_result(t
     # A result that carries its own `files` (paths or {"path": ...}) is read too.
     (store.dir("j1") / "result.json").write_text('{"files": ["/p/c.wav", {"path": "/p/a.png"}, {"x": 1}, 7]}')
     assert store.files("j1") == ["/p/a.png", "/p/b.mp4", "/p/c.wav"]
+
+
+def test_appended_text_with_a_lone_surrogate_is_kept_with_a_replacement_character(tmp_path: Path) -> None:
+    store = FileJobStore(tmp_path / "state")
+    store.create(JobMeta("j1", "gemini-ask", BackendName.GEMINI, RunSpec("gemini-ask", "p", tmp_path), time.time()))
+    store.append_text("j1", "half \ud800 pair")
+    store.append_text("j1", ", and the rest")
+    assert store.text("j1") == "half \ufffd pair, and the rest"

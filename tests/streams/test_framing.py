@@ -176,3 +176,8 @@ def test_blanks_noise_non_objects_and_corrupt_json_are_skipped(line: str) -> Non
 def test_a_line_decoded_with_replacement_characters_still_parses_when_they_are_inside_strings() -> None:
     line = LineFramer().push(b'{"text":"a\xffb"}\n')[0]
     assert parse_json_line(line) == {"text": "a\ufffdb"}
+
+
+def test_a_lone_surrogate_escape_decodes_to_a_replacement_character_and_a_real_pair_survives() -> None:
+    line = '{"text": "a \\ud800 b", "ok": "\\ud83d\\ude00", "list": ["\\udfff"], "\\udc00": 1}'
+    assert parse_json_line(line) == {"text": "a \ufffd b", "ok": "😀", "list": ["\ufffd"], "\ufffd": 1}

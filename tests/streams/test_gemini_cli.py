@@ -338,3 +338,27 @@ def test_a_result_with_a_response_field_carries_it_as_the_full_text_and_thoughts
 
 def test_a_result_without_stats_has_no_usage() -> None:
     assert decode_event({"type": "result", "status": "success"}) == Finished(ok=True, status="SUCCESS")
+
+
+CUT_HEAD = (
+    b'{"type":"init","session_id":"s","model":"m"}\n{"type":"message","timestamp":"t","role":"assistant","content":"'
+)
+
+
+def test_an_answer_event_cut_at_the_pipe_limit_keeps_its_text_and_says_where_it_stopped() -> None:
+    decoder = GeminiCliDecoder()
+    body = b"line\\n" * 14_000  # escaped newlines, as the CLI writes them
+    cut = (CUT_HEAD + body)[:65_536]
+    events = decoder.push(cut) + decoder.flush()
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text.startswith("line\nline\n") and len(text) > 50_000
+    assert decoder.cut_line_bytes is not None
+    note = decoder.truncation()
+    assert note is not None and "stopped at 65,536 bytes and its last event was cut off after " in note
+
+
+def test_a_stream_under_the_pipe_limit_has_no_truncation_note() -> None:
+    decoder = GeminiCliDecoder()
+    decoder.push(CUT_HEAD + b"short")
+    decoder.flush()
+    assert decoder.truncation() is None

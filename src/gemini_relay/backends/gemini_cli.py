@@ -150,7 +150,7 @@ class GeminiCliBackend:
         assert run.exit is not None
         if decoder.skipped:
             logger.info("Skipped %d non-JSON stdout line(s) of gemini", decoder.skipped)
-        failure = classify_exit(run.exit.returncode, seen, run.exit.stderr)
+        failure = classify_exit(run.exit.returncode, seen, run.exit.stderr, truncation=decoder.truncation())
         if failure is not None:
             logger.info("gemini exited %d (%s)", run.exit.returncode, failure.reason)
             raise failure

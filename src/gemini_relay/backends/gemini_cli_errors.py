@@ -27,15 +27,18 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _API_ERROR = "[API Error: "
 
 
-def classify_exit(returncode: int, record: Transcript, stderr: str) -> RunFailed | None:
-    """None when the run succeeded; otherwise the failure to raise."""
+def classify_exit(
+    returncode: int, record: Transcript, stderr: str, *, truncation: str | None = None
+) -> RunFailed | None:
+    """None when the run succeeded; otherwise the failure to raise. `truncation` says why stdout may have ended
+    early (GeminiCliDecoder.truncation); it explains a missing final result."""
     finished = record.finished
     detail = _detail(record, stderr)
     if returncode == 0:
         if finished is None:
             return RunFailed(
                 "gemini exited without a final result, so the answer may be incomplete"
-                + (f": {detail}" if detail else ""),
+                + (f": {truncation or detail}" if truncation or detail else ""),
                 reason=FailureReason.BACKEND_ERROR,
             )
         if finished.ok:

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from gemini_relay.core.text import replace_lone_surrogates
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.store import JobConflict, JobMeta, JobNotFound, JobResult, Progress, dumps
 from gemini_relay.supervise.liveness import ProcessInfo
@@ -117,7 +118,7 @@ class FileJobStore:
 
     def append_text(self, job_id: str, text: str) -> None:
         with (self._existing(job_id) / OUT).open("a", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.write(replace_lone_surrogates(text))  # one unencodable character must not lose the answer
 
     def text(self, job_id: str) -> str:
         try:

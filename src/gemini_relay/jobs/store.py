@@ -157,4 +157,8 @@ class JobStore(Protocol):
 
 
 def dumps(data: object) -> bytes:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: its \u escape is valid JSON where raw UTF-8 cannot exist
+        return json.dumps(data, separators=(",", ":")).encode("ascii")

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from gemini_relay.core.events import AgentEvent
+from gemini_relay.core.text import scrub_strings
+
+# A `\ud800`-`\udfff` escape: the only way a lone surrogate gets into decoded text (raw bytes are replaced).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 # agy's init line carries the whole tool list; 8 MiB bounds one line without refusing real output.
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -34,6 +39,11 @@ class LineFramer:
             else:
                 lines.append(self._take())
             start = nl + 1
+
+    @property
+    def pending(self) -> int:
+        """Bytes of a line not yet ended by a newline."""
+        return len(self._buf)
 
     def flush(self) -> list[str]:
         """The final line when the stream ended without a newline."""
@@ -71,6 +81,9 @@ def parse_json_line(line: str) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         return None
+    if _SURROGATE_ESCAPE.search(stripped):  # rare: only then walk the object
+        scrubbed: dict[str, Any] = scrub_strings(value)
+        return scrubbed
     return value
 
 

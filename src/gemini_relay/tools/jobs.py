@@ -9,6 +9,7 @@ from typing import Any
 
 from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
+from gemini_relay.content.review import length_limit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import InputError
@@ -41,7 +42,17 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             f"Refused an optional-priority run: {low}. Run it with priority normal, or wait for the reset."
         )
     cwd = deps.resolve_cwd(args.cwd, "cwd")
-    prompt = wrap_changemode(args.prompt) if args.change_mode else args.prompt
+    schema = parse_schema(args.json_schema)
+    if schema is not None and args.change_mode:  # refused exactly as gemini-ask refuses it
+        raise InputError("changeMode and jsonSchema cannot be combined: changeMode answers are edit blocks, not JSON")
+    prompt = args.prompt
+    ignored: list[str] = []
+    if args.max_response_length is not None:
+        if schema is None:
+            prompt += "\n\n" + length_limit(args.max_response_length)  # as gemini-ask: an instruction
+        else:
+            ignored.append("maxResponseLength does not apply to a jsonSchema answer; it was ignored.")
+    prompt = wrap_changemode(prompt) if args.change_mode else prompt
     inlined = inline_references(prompt, cwd)
     spec = RunSpec(
         tool=call.tool,
@@ -50,7 +61,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         model=args.model,
         effort=args.effort,
         mode=args.mode,
-        json_schema=parse_schema(args.json_schema),
+        json_schema=schema,
         add_dirs=deps.resolve_dirs(args.add_dirs, cwd),
         conversation_id=args.conversation_id,
         # A backend that takes a caller-chosen id (Gemini CLI, API) names a fresh job's conversation at once.
@@ -74,7 +85,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     reply: dict[str, Any] = {"job_id": record.run_id, "state": status.state.value}
     if status.conversation_id:
         reply["conversation_id"] = status.conversation_id
-    notices = inline_notices(inlined)
+    notices = [*ignored, *inline_notices(inlined)]
     if notices:
         reply["notices"] = notices
     reply["next"] = f'Collect it with gemini-wait {{"jobId": "{record.run_id}"}} or gemini-status.'

@@ -36,7 +36,9 @@ class ToolInput(BaseModel):
         return data
 
 
-class AskInput(ToolInput):
+class PromptOptions(ToolInput):
+    """What gemini-ask and gemini-run share: everything that shapes one model run."""
+
     prompt: str = Field(
         min_length=1,
         description="Analysis request. Use @ syntax to include files (e.g. '@src/app.py explain what this does', "
@@ -73,6 +75,11 @@ class AskInput(ToolInput):
     change_mode: bool = Field(
         False, description="Return structured edit suggestions (file, exact old text, new text) a client can apply."
     )
+
+
+class AskInput(PromptOptions):
+    """gemini-ask: the run options plus paging of a chunked reply, which only a foreground answer has."""
+
     chunk_index: int | str | None = Field(
         None, description="Which chunk of a chunked changeMode reply to return (1-based); with chunkCacheKey, no rerun."
     )
@@ -138,8 +145,18 @@ class TimeoutTestInput(ToolInput):
     duration: float = Field(ge=10, description="How long to hold the call open, in milliseconds (at least 10).")
 
 
-class RunInput(AskInput):
-    """gemini-run: every gemini-ask option, plus job controls. Answers at once with the job id."""
+class RunInput(PromptOptions):
+    """gemini-run: the gemini-ask run options, plus job controls. Answers at once with the job id.
+
+    No chunkIndex / chunkCacheKey: a job's result is collected whole with gemini-wait or gemini-status.
+    """
+
+    max_response_length: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
+    )
 
     idempotency_key: str | None = Field(
         None,
