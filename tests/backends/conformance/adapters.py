@@ -37,6 +37,7 @@ class Behaviour(StrEnum):
 
     ANSWER = "answer"
     UNICODE = "unicode"
+    CHUNKED = "chunked"  # an answer the upstream sends in several pieces
     QUOTA = "quota"  # HTTP 429 RESOURCE_EXHAUSTED / agy's quota error line
     SERVER_ERROR = "server_error"  # HTTP 500 / agy's ERROR result
     STALL = "stall"  # some answer text, then nothing until stopped
@@ -84,6 +85,7 @@ class Adapter:
     enforces_deadline: bool  # False: the engine's deadline stops the run (jobs/engine.py), the harness mirrors it
     prompts: Mapping[Behaviour, str]
     unicode_text: str
+    chunked_text: str  # the answer of CHUNKED
     stall_text: str
     unhonoured: tuple[dict[str, Any], str]  # RunSpec fields the backend cannot honour, and the word its notice names
     stall_deadline: float = 3.0  # long enough for the upstream to start and send its first text
@@ -127,6 +129,7 @@ def _emulator_prompts() -> dict[Behaviour, str]:
     return {
         Behaviour.ANSWER: "[[fake:echo:{text}]]",
         Behaviour.UNICODE: "[[fake:unicode]]",
+        Behaviour.CHUNKED: "[[fake:slow:0.05]]",
         Behaviour.QUOTA: "[[fake:quota]]",
         Behaviour.SERVER_ERROR: "[[fake:error:500]]",
         Behaviour.STALL: "[[fake:stall]]",
@@ -278,6 +281,13 @@ class AgyAdapter(Adapter):
         return self._agy()
 
 
+def _agy_big(kb: int) -> str:
+    """The fake agy's `big:<kb>` answer (tests/fakes/fake_agy.py: Run.answer)."""
+    line = "line {:06d} the quick brown fox jumps over the lazy dog\n"
+    count = kb * 1024 // len(line.format(0)) + 1
+    return "".join(line.format(i) for i in range(count))
+
+
 EMULATOR_UNHONOURED: tuple[dict[str, Any], str] = ({"agent": "reviewer", "explicit": frozenset({"agent"})}, "agent")
 
 
@@ -285,6 +295,7 @@ def make_adapter(name: str, base: Path) -> Adapter:
     emulator = {
         "prompts": _emulator_prompts(),
         "unicode_text": fake_gemini_api.UNICODE_TEXT,
+        "chunked_text": "".join(fake_gemini_api.SLOW_CHUNKS),
         "stall_text": fake_gemini_api.STALL_TEXT,
         "unhonoured": EMULATOR_UNHONOURED,
     }
@@ -292,7 +303,8 @@ def make_adapter(name: str, base: Path) -> Adapter:
         # A cold CLI needs ~3 s (Node start) before its first text: a shorter deadline would cut it before the stall.
         return CliWorld(name, base, enforces_deadline=False, stall_deadline=10.0, **emulator)  # type: ignore[arg-type]
     if name == "acp":
-        return AcpWorld(name, base, enforces_deadline=True, **emulator)  # type: ignore[arg-type]
+        # The deadline also covers the pool's first warm process starting (Node again).
+        return AcpWorld(name, base, enforces_deadline=True, stall_deadline=10.0, **emulator)  # type: ignore[arg-type]
     if name == "api":
         return ApiWorld(name, base, enforces_deadline=True, **emulator)  # type: ignore[arg-type]
     if name == "agy":
@@ -304,6 +316,7 @@ def make_adapter(name: str, base: Path) -> Adapter:
             prompts={
                 Behaviour.ANSWER: "{text}",
                 Behaviour.UNICODE: "[[agy:unicode]]",
+                Behaviour.CHUNKED: "[[agy:big:12]]",
                 Behaviour.QUOTA: "[[agy:quota]]",
                 Behaviour.SERVER_ERROR: "[[agy:error_result]]",
                 Behaviour.STALL: "[[agy:hang]]",
@@ -312,6 +325,7 @@ def make_adapter(name: str, base: Path) -> Adapter:
                 Behaviour.UNHONOURED: "{text}",
             },
             unicode_text=fake_agy.UNICODE_TEXT,
+            chunked_text=_agy_big(12),
             stall_text="Thinking about it",
             # agy has --sandbox but cannot isolate its tools: it always says so.
             unhonoured=({"sandbox": True}, "sandbox"),

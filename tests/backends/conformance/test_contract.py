@@ -46,6 +46,17 @@ async def test_unicode_deltas_arrive_byte_for_byte(upstream: Adapter) -> None:
     assert run.text.encode("utf-8") == upstream.unicode_text.encode("utf-8")
 
 
+@pytest.mark.behaviour(Behaviour.CHUNKED)
+async def test_an_answer_sent_in_pieces_arrives_as_several_deltas_in_order(upstream: Adapter) -> None:
+    async with upstream.running() as backend:
+        run = await answer(upstream, backend, upstream.spec(upstream.prompt(Behaviour.CHUNKED)))
+    deltas = [e.text for e in run.events if isinstance(e, TextDelta)]
+    assert len(deltas) > 1
+    assert "".join(deltas) == upstream.chunked_text
+    # agy's final `response` has its trailing newline trimmed (agy.md: result text); the deltas keep it.
+    assert run.finished.text in (None, upstream.chunked_text, upstream.chunked_text.rstrip("\n"))
+
+
 @pytest.mark.behaviour(Behaviour.QUOTA)
 async def test_a_quota_error_fails_as_quota_exhausted_and_is_recognised_as_capacity(upstream: Adapter) -> None:
     async with upstream.running() as backend:
