@@ -77,6 +77,9 @@ class InMemory:
     @asynccontextmanager
     async def client(self, **overrides: str) -> AsyncIterator[Client]:
         deps = build_deps(self.settings(**overrides), durable=False, backends={BackendName.GEMINI: self.backend})
+        # legacy: the initialize handshake and JSON-RPC framing, as over stdio. The default in-process dispatch
+        # (2026-07-28) hands the progress callback over without a progressToken in `_meta`, so the relay, which
+        # sends keepalives only for a token, would send none.
         async with Client(RelayServer(deps).build(), mode="legacy") as client:
             yield client
 
