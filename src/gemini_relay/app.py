@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from gemini_relay.backends.base import Backend
 from gemini_relay.backends.registry import BackendRegistry, RunnerKind
 from gemini_relay.config import Settings
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
@@ -13,10 +17,12 @@ from gemini_relay.jobs.spawner import DetachedSpawner
 from gemini_relay.tools.context import Deps
 
 
-def build_deps(settings: Settings, *, durable: bool = True) -> Deps:
+def build_deps(
+    settings: Settings, *, durable: bool = True, backends: Mapping[BackendName, Backend] | None = None
+) -> Deps:
     """Raises ConfigError for settings that must fail fast (an explicit AGY_CLI_PATH that is not executable,
-    an unusable state dir)."""
-    registry = BackendRegistry(settings)
+    an unusable state dir). `backends` replaces the named backends (tests: a scripted backend)."""
+    registry = BackendRegistry(settings, overrides=backends)
     registry.validate_config()
     supervised = None
     if durable:

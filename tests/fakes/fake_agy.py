@@ -17,6 +17,8 @@ FAKE_AGY_MODELS_EXIT=<n>; FAKE_AGY_IMAGE_DIMS=<W>x<H>.
 Scenarios: quota, rate_limit, model_not_found, invalid_model, background_abort, kill_line_only, print_timeout[:empty],
 error_result, error_inband_timeout, denied, schema, schema_missing, status:<S>, no_result, hang,
 ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
+error_result, error_inband_timeout, denied, empty, schema, schema_missing, status:<S>, no_result, hang,
+ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, image, garbage, exit:<n>, signal:<n>,
 usage_turn (env only: /usage answered as a model turn).
 """
 
@@ -361,6 +363,8 @@ class Run:
             answer = UNICODE_TEXT
         if "surrogate" in scen:
             answer = SURROGATE_TEXT
+        if "empty" in scen:
+            answer = ""  # a SUCCESS result with no answer text
         if "big" in scen:
             line = "line {:06d} the quick brown fox jumps over the lazy dog\n"
             count = int(scen["big"] or 64) * 1024 // len(line.format(0)) + 1

@@ -218,6 +218,12 @@ def _clean_exit(record: Transcript, stderr: str, *, schema_run: bool) -> RunFail
                     reason=FailureReason.TIMEOUT,
                 )
             return RunFailed("agy reported SUCCESS for a json-schema run without structured_output")
+        if not record.text.strip() and not finished.has_structured_output:
+            # The other backends fail an empty answer the same way: a success with nothing in it helps no caller.
+            return RunFailed(
+                "agy reported SUCCESS without any answer text",
+                recovery=_recovery(record, quota=False, retryable=None),
+            )
         return None
     if finished.status == "ERROR" or not finished.status:
         if not finished.status and not record.text.strip():

@@ -67,11 +67,19 @@ class Selection:
 class BackendRegistry:
     """Every backend, built once from the settings, plus the per-process automatic choice."""
 
-    def __init__(self, settings: Settings, probes: ProbeCache | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        probes: ProbeCache | None = None,
+        *,
+        overrides: Mapping[BackendName, Backend] | None = None,
+    ) -> None:
+        """`overrides` replaces the named backends with ready-made ones (tests: a scripted backend, no process)."""
         self.settings = settings
         probes = probes or ProbeCache(settings.state_dir / "probes")
         self.entries: Mapping[BackendName, Entry] = {entry.name: entry for entry in BACKENDS}
-        self.backends: Mapping[BackendName, _Buildable] = {e.name: e.build(settings, probes) for e in BACKENDS}
+        built: dict[BackendName, Backend] = {e.name: e.build(settings, probes) for e in BACKENDS}
+        self.backends: Mapping[BackendName, Backend] = {**built, **(overrides or {})}
         self._auto: Selection | None = None
         self._notice_taken = False
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import anyio
 
 from gemini_relay.backends.base import Backend
+from gemini_relay.backends.checks import check_spec
 from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
@@ -63,7 +64,8 @@ class RunEngine:
         """
         if backend not in self._backends:
             raise BackendUnavailable(f"The {backend.value} backend is not available in this server")
-        self._backends[backend].check(spec)  # every input check happens before a job exists
+        check_spec(spec)  # what no backend could run, whichever backend this is
+        self._backends[backend].check(spec)  # and what this one would refuse: all before a job exists
         return self.runner_for(backend).create(RunRecord(spec=spec, backend=backend), options or JobOptions())
 
     def detach(self) -> None:

@@ -20,6 +20,7 @@ from gemini_relay.backends.acp.errors import prompt_failure
 from gemini_relay.backends.acp.permissions import acp_mode, decide, describe_call
 from gemini_relay.backends.acp.pool import Launch, Lease, WarmPool, configure
 from gemini_relay.backends.acp.updates import UpdateTranslator
+from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli_args import SESSION_ID, resolve_model, with_schema_instruction
 from gemini_relay.backends.probe import locate
@@ -74,6 +75,11 @@ class AcpBackend:
         env = self.env()
         home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()
         return Launch(str(binary), env, home if home.is_dir() else self._settings.project_root)
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
+        check_spec(spec)
+        self._prepare(spec)
 
     def prewarm(self) -> None:
         """Start a warm process in the background (a missing binary is reported by the first run instead)."""

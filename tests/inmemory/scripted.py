@@ -1,0 +1,79 @@
+"""ScriptedBackend: a real Backend (the protocol in backends/base.py) whose runs play scripts instead of an upstream.
+
+Each run takes the next queued Script (or, with none queued, echoes the prompt): SessionStarted, the script's deltas,
+then Finished — or its error. A script can hold the run open on an anyio.Event the test sets when it has seen what it
+waits for (a progress keepalive), so nothing sleeps. Every RunSpec it was given is kept, in order, in `specs`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from gemini_relay.backends.checks import check_spec
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.errors import RunFailed
+
+USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23)
+HOLD_BOUND = 10.0  # a held run waits at most this long for its release
+
+
+@dataclass
+class Script:
+    deltas: Sequence[str] = ("Scripted answer.",)
+    error: RunFailed | None = None  # raised after the deltas instead of finishing
+    hold: anyio.Event | None = None  # after the deltas, wait for this before finishing
+
+
+def answer(text: str, *, pieces: int = 1) -> Script:
+    """A script answering `text` in `pieces` deltas that concatenate to it."""
+    size = max(1, -(-len(text) // pieces))
+    return Script(tuple(text[i : i + size] for i in range(0, len(text), size)) or ("",))
+
+
+@dataclass
+class ScriptedBackend:
+    """Registered in place of the Gemini CLI (BackendRegistry overrides); no process, no network."""
+
+    specs: list[RunSpec] = field(default_factory=list[RunSpec])
+    _queue: list[Script] = field(default_factory=list[Script])
+    _sessions: dict[str, int] = field(default_factory=dict[str, int])
+
+    @property
+    def name(self) -> BackendName:
+        return BackendName.GEMINI
+
+    @property
+    def command(self) -> str:
+        return "gemini"
+
+    @property
+    def max_concurrent(self) -> int | None:
+        return None
+
+    def check(self, spec: RunSpec) -> None:
+        """What every real backend refuses (backends/checks.py); scripts accept anything else."""
+        check_spec(spec)
+
+    def queue(self, *scripts: Script) -> None:
+        self._queue.extend(scripts)
+
+    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+        self.specs.append(spec)
+        script = self._queue.pop(0) if self._queue else answer(f"Scripted answer to: {spec.prompt}")
+        session = spec.conversation_id or str(uuid.uuid4())
+        self._sessions[session] = self._sessions.get(session, 0) + 1
+        yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")
+        for delta in script.deltas:
+            yield TextDelta(delta)
+        if script.hold is not None:
+            with anyio.fail_after(HOLD_BOUND):
+                await script.hold.wait()
+        if script.error is not None:
+            raise script.error
+        yield Finished(ok=True, status="SUCCESS", usage=USAGE, num_turns=self._sessions[session], session_id=session)
