@@ -186,3 +186,16 @@ def urlopen_text(relay: Relay, path: str) -> str:
     with urllib.request.urlopen(relay.api.base_url.rstrip("/") + path, timeout=5) as response:  # noqa: S310
         body: bytes = response.read()
     return body.decode()
+
+
+async def test_progress_heartbeats_quote_the_generation_while_it_runs(relay: Relay, tmp_path: Path) -> None:
+    relay.api.media.operation_polls = 3
+    seen: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+
+    async with relay.client(**media_env(tmp_path / "state"), GEMINI_HEARTBEAT_MS="200") as client:
+        result = await client.call_tool("gemini-video", {"prompt": "beat"}, progress_callback=on_progress)
+    assert not result.is_error, text(result)
+    assert any("Generating video with veo-3.1-generate-preview" in m for m in seen), seen
