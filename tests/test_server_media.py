@@ -86,7 +86,7 @@ async def test_every_generation_tool_answers_with_a_file_on_disk_and_its_link(re
 
 
 async def test_an_async_generation_survives_a_server_restart_and_is_collected(relay: Relay, tmp_path: Path) -> None:
-    env = media_env(tmp_path / "state", "jobs,media")
+    env = media_env(tmp_path / "state")  # the media toolset brings gemini-status and gemini-wait along
     relay.api.media.operation_polls = 3  # the video is still rendering when the first server exits
     async with relay.client(**env) as client:
         started = await call_ok(client, "gemini-video", {"prompt": "slow waves", "async": True})
@@ -98,6 +98,12 @@ async def test_an_async_generation_survives_a_server_restart_and_is_collected(re
     assert json.loads(text(waited))["state"] == "done"
     assert status["state"] == "done" and len(status["files"]) == 1 and Path(status["files"][0]).is_file()
     assert relay.api.media.generation_count("video") == 1
+
+
+async def test_with_jobs_and_media_each_tool_is_listed_once(relay: Relay, tmp_path: Path) -> None:
+    async with relay.client(**media_env(tmp_path / "state", "jobs,media")) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+    assert len(names) == len(set(names)) and {"gemini-status", "gemini-video", "gemini-usage"} <= set(names)
 
 
 async def test_a_repeated_idempotency_key_bills_once(relay: Relay, tmp_path: Path) -> None:

@@ -263,7 +263,7 @@ def registry(*, test_tools: bool, toolsets: frozenset[Toolset] = frozenset()) ->
     names = list(DEFAULT_TOOLS)
     for toolset in Toolset:
         if toolset in toolsets:
-            names += [n for n in TOOLSET_TOOLS[toolset] if n in defs]
+            names += [n for n in TOOLSET_TOOLS[toolset] if n in defs and n not in names]
     if test_tools:
         names.append(ToolName.TIMEOUT_TEST)
     return [defs[name] for name in names]

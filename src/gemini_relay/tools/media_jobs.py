@@ -19,8 +19,8 @@ import anyio
 
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.errors import InputError
+from gemini_relay.core.vocabulary import BackendName, FailureReason
+from gemini_relay.errors import InputError, RunFailed
 from gemini_relay.format import with_notices
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.status import derive_status
@@ -79,8 +79,12 @@ async def run_media(
     if auto:
         store.unbind_idempotency(_hashed(key))
     store.mark_collected(job_id)
-    if stored is None:  # a supervisor that vanished: the derived failure, raised as such
-        raise InputError(f"Job {job_id} ended without a result: {status.error or 'unknown'}")
+    if stored is None:  # a supervisor that vanished without a result: the failure derived from disk
+        raise RunFailed(
+            status.error or f"job {job_id} ended without a result",
+            reason=status.failure_reason or FailureReason.UNKNOWN,
+            recovery=status.recovery,
+        )
     merged = reused and auto
     return media_reply(stored.result, job_id, controls, reused=reused and not auto, merged=merged, extra=extra)
 

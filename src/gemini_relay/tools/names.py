@@ -69,5 +69,7 @@ TOOLSET_TOOLS: dict[Toolset, tuple[ToolName, ...]] = {
         ToolName.FILES,
         ToolName.MEDIA_MODELS,
         ToolName.USAGE,
+        ToolName.STATUS,  # async generations are collected with these, with or without the jobs toolset
+        ToolName.WAIT,
     ),
 }
