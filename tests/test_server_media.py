@@ -85,6 +85,17 @@ async def test_every_generation_tool_answers_with_a_file_on_disk_and_its_link(re
     assert relay.api.media.generation_count() == 9
 
 
+async def test_gemini_image_on_the_api_path_honours_output_path_inside_the_project(
+    relay: Relay, tmp_path: Path
+) -> None:
+    async with relay.client(**media_env(tmp_path / "state")) as client:
+        named = await call_ok(client, "gemini-image", {"prompt": "a red square", "outputPath": "art/red"})
+        escaped = await client.call_tool("gemini-image", {"prompt": "a red square", "outputPath": "../red.png"})
+    assert assert_files_linked(named, ".png")[0] == (relay.project / "art" / "red.png").resolve()
+    assert escaped.is_error and "outputPath: '../red.png' resolves outside the project root" in text(escaped)
+    assert relay.api.media.generation_count() == 1
+
+
 async def test_an_async_generation_survives_a_server_restart_and_is_collected(relay: Relay, tmp_path: Path) -> None:
     env = media_env(tmp_path / "state")  # the media toolset brings gemini-status and gemini-wait along
     relay.api.media.operation_polls = 3  # the video is still rendering when the first server exits

@@ -40,6 +40,7 @@ class MediaRequest:
     chain_retry_ms: int = 120_000
     duration_seconds: int | None = None
     negative_prompt: str | None = None
+    target_name: str | None = None  # the exact file name of a single output (gemini-image's outputPath)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

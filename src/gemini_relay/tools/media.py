@@ -29,6 +29,7 @@ from gemini_relay.tools.media_schemas import (
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import ImageInput
 
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 MEDIA_MODELS = (
     ("gemini-3.1-flash-image", "image: generate, edit, sets, interactions (Nano Banana 2; the default)"),
     ("gemini-3-pro-image", "image: highest quality, 4K (Nano Banana Pro)"),
@@ -95,16 +96,25 @@ async def _image_job(
 
 
 async def image_api(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
-    """gemini-image on the API path: one image, written under the media folder (or outputPath's folder)."""
+    """gemini-image on the API path: one image, at outputPath (a folder, or a file name) or in the media folder."""
     config = MediaConfig.from_settings(deps.settings)
-    out_dir = config.output_dir(str(Path(args.output_path).parent) if args.output_path else None)
+    out_dir, name = config.out_dir, None
+    raw = (args.output_path or "").strip()
+    if raw:
+        folder = raw.endswith(("/", "\\")) or (config.root / raw).is_dir()
+        target = Path(raw) if folder else Path(raw).parent
+        out_dir = config.output_dir(str(target), "outputPath", shown=repr(raw))
+        if not folder:
+            name = Path(raw).name if Path(raw).suffix.lower() in IMAGE_SUFFIXES else Path(raw).name + ".png"
+    else:
+        out_dir = config.output_dir(None)
     media = MediaRequest(
         kind="image",
         out_dir=str(out_dir),
         model=config.image_model,
         aspect_ratio=args.aspect_ratio,
         image_size=args.size,
-        file_stem=Path(args.output_path).stem if args.output_path else None,
+        target_name=name,
     )
     return await run_media(deps, call, _spec(deps, call, args.prompt, media), Controls())
 

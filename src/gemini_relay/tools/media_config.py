@@ -52,7 +52,7 @@ class MediaConfig:
             chain_retry_ms=chain,
         )
 
-    def output_dir(self, raw: str | None) -> Path:
+    def output_dir(self, raw: str | None, field: str = "outputDir", shown: str | None = None) -> Path:
         """Where this call writes: `outputDir` (inside the project root or the media folder), else the media folder.
 
         Raises:
@@ -68,7 +68,8 @@ class MediaConfig:
         target = Path(os.path.realpath(self.root / Path(raw.strip()).expanduser()))
         if not (_inside(target, self.root) or _inside(target, self.out_dir)):
             raise InputError(
-                f"{raw!r} resolves outside the project root ({self.root}); nothing was generated", field="outputDir"
+                f"{shown or repr(raw)} resolves outside the project root ({self.root}); nothing was generated",
+                field=field,
             )
         return target
 

@@ -26,11 +26,13 @@ def slug(text: str, limit: int = 40) -> str:
     return _SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-") or "media"
 
 
-def write_media(out_dir: Path, stem: str, data: bytes, mime_type: str) -> Path:
-    """A new file `<date>-<stem>-<id><ext>` (never overwrites), written whole before it is named."""
+def write_media(out_dir: Path, stem: str, data: bytes, mime_type: str, name: str | None = None) -> Path:
+    """A new file `<date>-<stem>-<id><ext>` (never overwrites), or exactly `name` when the caller chose one; written
+    whole before it is named."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ext = EXTENSIONS.get(mime_type.split(";", 1)[0].strip().lower(), ".bin")
-    path = out_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug(stem)}-{uuid.uuid4().hex[:6]}{ext}"
+    unique = f"{time.strftime('%Y%m%d-%H%M%S')}-{slug(stem)}-{uuid.uuid4().hex[:6]}{ext}"
+    path = out_dir / (name or unique)
     tmp = path.with_name(path.name + ".part")
     tmp.write_bytes(data)
     tmp.replace(path)

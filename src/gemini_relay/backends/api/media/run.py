@@ -62,7 +62,8 @@ async def run_media(auth: ApiAuth, spec: RunSpec, state_dir: Path) -> AsyncGener
                 )
                 usage = _add(usage, answer.usage)
                 data, mime = answer.images[0]
-                path = write_media(out_dir, stem if index == 0 else f"{stem}-scene-{index}", data, mime)
+                single = media.target_name if len(prompts) * count == 1 else None
+                path = write_media(out_dir, stem if index == 0 else f"{stem}-scene-{index}", data, mime, single)
                 files.append(str(path))
                 texts += [answer.text] if answer.text else []
                 yield TextDelta(f"Wrote {path}\n")
