@@ -30,6 +30,8 @@ from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import ImageInput
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+# The newest interaction per output folder in this process; after a restart the newest sidecar stands in for it.
+_LAST_INTERACTION: dict[str, str] = {}
 MEDIA_MODELS = (
     ("gemini-3.1-flash-image", "image: generate, edit, sets, interactions (Nano Banana 2; the default)"),
     ("gemini-3-pro-image", "image: highest quality, 4K (Nano Banana Pro)"),
@@ -132,17 +134,20 @@ async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgres
     config = MediaConfig.from_settings(deps.settings)
     previous = args.previous_interaction_id
     extra: dict[str, Any] = {}
+    out_dir = config.output_dir(args.output_dir)
     if previous is None and args.continue_last:
-        found = sidecars(config.output_dir(args.output_dir))
-        if not found:
-            raise InputError(
-                "no earlier turn to continue: no interaction sidecar in the output folder", field="continueLast"
-            )
-        previous = str(found[0][1]["interaction_id"])
-        extra = {"continued_from_sidecar": True, "previous_interaction_id": previous}
+        previous = _LAST_INTERACTION.get(str(out_dir))
+        if previous is None:
+            found = sidecars(out_dir)
+            if not found:
+                raise InputError(
+                    "no earlier turn to continue: no interaction sidecar in the output folder", field="continueLast"
+                )
+            previous = str(found[0][1]["interaction_id"])
+            extra = {"continued_from_sidecar": True, "previous_interaction_id": previous}
     media = MediaRequest(
         kind="interact",
-        out_dir=str(config.output_dir(args.output_dir)),
+        out_dir=str(out_dir),
         model=args.model or config.image_model,
         references=await _refs(deps, config, args),
         aspect_ratio=args.aspect_ratio,
@@ -151,7 +156,11 @@ async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgres
         previous_interaction_id=previous,
         chain_retry_ms=config.chain_retry_ms,
     )
-    return await run_media(deps, call, _spec(deps, call, args.input, media), _controls(args, args.inline), extra)
+    reply = await run_media(deps, call, _spec(deps, call, args.input, media), _controls(args, args.inline), extra)
+    made = (reply.meta or {}).get("interaction_id")
+    if isinstance(made, str):
+        _LAST_INTERACTION[str(out_dir)] = made
+    return reply
 
 
 async def video(deps: Deps, args: VideoInput, call: CallProgress) -> Reply:
