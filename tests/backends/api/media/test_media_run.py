@@ -165,3 +165,36 @@ def test_a_media_spec_survives_the_job_meta_codec(world: ApiWorld) -> None:
     meta = JobMeta(job_id="j1", tool=spec.tool, backend=BackendName.API, spec=spec, created_at=1.0)
     again = JobMeta.from_json(json.loads(json.dumps(meta.to_json())))
     assert again.spec == spec
+
+
+async def test_a_reissue_that_404s_too_says_the_interaction_id_was_never_the_cause(world: ApiWorld) -> None:
+    from gemini_relay.backends.api.media.errors import MediaApiError
+    from gemini_relay.backends.api.media.refs import Resolved
+    from gemini_relay.backends.api.media.rest import Rest
+    from gemini_relay.backends.api.media.run import _reanchor
+
+    backend = world.backend()
+    first = finished(await collect(backend, media_spec(world, "a lighthouse", "interact")))
+    dead = first.structured_output["interaction_id"]
+    file_id = world.api.media.add_file(TINY_PNG, "image/png")
+    world.api.media.expire_file(file_id)  # what really 404s: an expired files/ uri, not the chain
+    gone = Resolved("image/png", uri=f"{world.api.base_url}/v1beta/files/{file_id}", name=f"files/{file_id}")
+    media = MediaRequest(
+        kind="interact", out_dir=str(world.project / "gemini-media"), model=IMAGE_MODEL, previous_interaction_id=dead
+    )
+    rest = Rest(backend.auth(), timeout=10)
+    try:
+        with pytest.raises(RunFailed, match="was never the cause") as caught:
+            await _reanchor(
+                rest,
+                media,
+                "add fog",
+                [gone],
+                {"type": "image"},
+                Path(media.out_dir),
+                MediaApiError(404, "NOT_FOUND", "Requested entity was not found."),
+                {},
+            )
+    finally:
+        await rest.aclose()
+    assert caught.value.recovery is not None and IMAGE_MODEL in caught.value.recovery
