@@ -143,11 +143,13 @@ async def test_an_unknown_prompt_is_a_json_rpc_error(relay: Relay) -> None:
             await client.get_prompt("nope", {})
 
 
-async def test_image_on_the_gemini_backend_says_which_backend_it_needs(relay: Relay) -> None:
-    async with relay.client() as client:
+async def test_image_on_the_gemini_backend_without_a_key_says_what_it_needs(relay: Relay) -> None:
+    async with relay.client(GEMINI_API_KEY=None, GOOGLE_API_KEY=None) as client:
         result = await client.call_tool("gemini-image", {"prompt": "a red square"})
     assert result.is_error
-    assert text_of(result).startswith("Error executing gemini-image: gemini-image needs the agy backend")
+    assert text_of(result).startswith(
+        "Error executing gemini-image: gemini-image needs a Gemini API key (GEMINI_API_KEY) or the agy backend"
+    )
 
 
 async def test_help_is_the_gemini_cli_help(relay: Relay) -> None:

@@ -88,7 +88,7 @@ class Settings:
             agy_print_timeout=_text(env, "AGY_PRINT_TIMEOUT"),
             timeout_seconds=_positive(env, "GEMINI_MCP_TIMEOUT", DEFAULT_TIMEOUT_MINUTES) * 60.0,
             max_concurrent=int(_positive(env, "GEMINI_RELAY_MAX_CONCURRENT", DEFAULT_MAX_CONCURRENT, integer=True)),
-            progress_interval=_positive(env, "GEMINI_RELAY_PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL),
+            progress_interval=_heartbeat(env),
             kill_grace=_positive(env, "GEMINI_RELAY_KILL_GRACE", DEFAULT_KILL_GRACE),
             project_root=root.resolve(),
             allowed_roots=_roots(env.get("GEMINI_RELAY_ALLOWED_ROOTS", "")),
@@ -129,6 +129,14 @@ def _non_negative(env: Mapping[str, str], name: str, default: float) -> float:
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{name}={raw!r} must be a finite number ≥ 0")
     return value
+
+
+def _heartbeat(env: Mapping[str, str]) -> float:
+    """Seconds between progress keepalives: GEMINI_HEARTBEAT_MS (0 disables them) over
+    GEMINI_RELAY_PROGRESS_INTERVAL (seconds)."""
+    if env.get("GEMINI_HEARTBEAT_MS", "").strip():
+        return _non_negative(env, "GEMINI_HEARTBEAT_MS", DEFAULT_PROGRESS_INTERVAL * 1000) / 1000
+    return _positive(env, "GEMINI_RELAY_PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL)
 
 
 def _queue_wait(env: Mapping[str, str]) -> float | None:

@@ -28,6 +28,7 @@ from gemini_relay.tools.prompts import prompt_text, prompts_for
 from gemini_relay.tools.schemas import wire_schema
 
 SERVER_NAME = "gemini-relay"
+ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
 
 
 class RelayServer:
@@ -82,8 +83,8 @@ class RelayServer:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments: dict[str, Any] = dict(params.arguments or {})
         logger.info(describe_call(tool.name.value, arguments))
-        send = _progress_sender(ctx) if _has_progress_token(ctx) else None
         interval = self.deps.settings.progress_interval
+        send = _progress_sender(ctx) if _has_progress_token(ctx) and interval > 0 else None
 
         async def body(call: CallProgress) -> types.CallToolResult:
             return await self._invoke(tool, arguments, call)
@@ -117,9 +118,19 @@ class RelayServer:
         notice = self.deps.registry.take_notice()
         if notice:
             text = with_notices([notice], text)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=False, _meta=reply.meta
-        )
+        content: list[ContentBlock] = [types.TextContent(type="text", text=text)]
+        for link in reply.links:
+            content.append(
+                types.ResourceLink(
+                    type="resource_link", uri=link.uri, name=link.name, mime_type=link.mime_type, size=link.size
+                )
+            )
+            mime = link.mime_type or ""
+            if link.inline_b64 is not None and mime.startswith("image/"):
+                content.append(types.ImageContent(type="image", data=link.inline_b64, mime_type=mime))
+            elif link.inline_b64 is not None and mime.startswith("audio/"):
+                content.append(types.AudioContent(type="audio", data=link.inline_b64, mime_type=mime))
+        return types.CallToolResult(content=content, is_error=False, _meta=reply.meta)
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

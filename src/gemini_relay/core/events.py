@@ -93,6 +93,7 @@ class Finished:
     denied_actions: tuple[str, ...] = ()
     session_id: str | None = None
     partial: bool = False  # the upstream says the text is incomplete even though the run counts as done
+    files: tuple[str, ...] = ()  # absolute paths of the files the run wrote (media generations)
 
 
 AgentEvent = SessionStarted | TextDelta | ToolCall | ToolResult | StreamNotice | RunNotice | Spawned | Finished

@@ -81,6 +81,7 @@ class RunResult:
     structured_output: Any = None
     has_structured_output: bool = False
     failure: Failure | None = None
+    files: tuple[str, ...] = ()  # absolute paths of the files the run wrote (media generations)
 
     @classmethod
     def from_error(
@@ -127,6 +128,7 @@ class RunResult:
             "status": self.status,
             "structured_output": self.structured_output,
             "has_structured_output": self.has_structured_output,
+            "files": list(self.files),
             "failure_kind": failure.kind.value if failure else None,
             "error": failure.message if failure else None,
             "failure_reason": failure.reason.value if failure and failure.reason else None,
@@ -168,6 +170,7 @@ class RunResult:
             structured_output=data.get("structured_output"),
             has_structured_output=bool(data.get("has_structured_output", False)),
             failure=failure,
+            files=tuple(str(f) for f in data.get("files") or ()),
         )
 
 

@@ -2,9 +2,59 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True)
+class MediaRef:
+    """One reference image (or clip) for a generation, already resolved by the tool before the job exists.
+
+    `kind` is "path" (an absolute, jailed local file; fetched URLs and base64 are staged to one) or "file_uri"
+    (a Files API `files/<id>` reference).
+    """
+
+    kind: str
+    value: str
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True)
+class MediaRequest:
+    """A media generation: what the api backend's media module makes, and where it writes the files.
+
+    JSON-serialisable (to_json/from_json) because a job persists its spec and its supervisor rebuilds it.
+    """
+
+    kind: str  # image | edit | set | interact | video | music
+    out_dir: str  # absolute, jailed by the tool
+    model: str | None = None
+    references: tuple[MediaRef, ...] = ()
+    aspect_ratio: str | None = None
+    image_size: str | None = None
+    count: int = 1
+    scenes: tuple[str, ...] = ()
+    file_stem: str | None = None
+    previous_interaction_id: str | None = None
+    chain_retry_ms: int = 120_000
+    duration_seconds: int | None = None
+    negative_prompt: str | None = None
+    target_name: str | None = None  # the exact file name of a single output (gemini-image's outputPath)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["references"] = [asdict(r) for r in self.references]
+        data["scenes"] = list(self.scenes)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MediaRequest:
+        known = {f.name for f in fields(cls)}
+        raw = {k: v for k, v in data.items() if k in known}
+        raw["references"] = tuple(MediaRef(**r) for r in raw.get("references") or ())
+        raw["scenes"] = tuple(raw.get("scenes") or ())
+        return cls(**raw)
 
 
 @dataclass(frozen=True)
@@ -27,3 +77,4 @@ class RunSpec:
     sandbox: bool = False
     timeout_seconds: float = 45 * 60.0
     explicit: frozenset[str] = frozenset()
+    media: MediaRequest | None = None  # set: a media generation (api backend), not a text turn

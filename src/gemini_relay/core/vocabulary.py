@@ -48,3 +48,4 @@ class Toolset(StrEnum):
 
     JOBS = "jobs"
     REVIEW = "review"
+    MEDIA = "media"

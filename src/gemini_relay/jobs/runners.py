@@ -98,6 +98,7 @@ def outcome_from_record(record: RunRecord) -> RunResult:
         structured_output=finished.structured_output if finished else None,
         has_structured_output=finished.has_structured_output if finished else False,
         partial=record.partial,
+        files=finished.files if finished else (),
     )
 
 

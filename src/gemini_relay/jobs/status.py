@@ -45,6 +45,7 @@ class JobStatus:
     notices: tuple[str, ...] = ()
     structured_output: Any = None
     has_structured_output: bool = False
+    files: tuple[str, ...] = ()  # what a media job wrote (absolute paths)
     orphan_cli: tuple[int, int | None] | None = None  # (pid, start ticks) of a CLI left by a dead supervisor
 
     def to_json(self) -> dict[str, Any]:
@@ -69,6 +70,7 @@ class JobStatus:
             "turns": self.turns,
             "notices": list(self.notices) or None,
             "structured_output": self.structured_output if self.has_structured_output else None,
+            "files": list(self.files) or None,
         }
         data.update({k: v for k, v in optional.items() if v is not None})
         return data
@@ -138,4 +140,5 @@ def _from_result(meta: JobMeta, job: JobResult) -> JobStatus:
         notices=result.notices,
         structured_output=result.structured_output,
         has_structured_output=result.has_structured_output,
+        files=result.files,
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gemini_relay.core.result import RunResult
-from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.spec import MediaRequest, RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError
 from gemini_relay.supervise.liveness import ProcessInfo
@@ -53,6 +53,7 @@ class JobMeta:
         spec["cwd"] = str(self.spec.cwd)
         spec["add_dirs"] = [str(p) for p in self.spec.add_dirs]
         spec["explicit"] = sorted(self.spec.explicit)
+        spec["media"] = self.spec.media.to_json() if self.spec.media else None
         owner = asdict(self.owner) if self.owner else None
         return {**asdict(self), "backend": self.backend.value, "spec": spec, "owner": owner}
 
@@ -62,6 +63,7 @@ class JobMeta:
         raw["cwd"] = Path(raw["cwd"])
         raw["add_dirs"] = tuple(Path(p) for p in raw.get("add_dirs", ()))
         raw["explicit"] = frozenset(raw.get("explicit", ()))
+        raw["media"] = MediaRequest.from_json(raw["media"]) if raw.get("media") else None
         return cls(
             job_id=data["job_id"],
             tool=data["tool"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, doctor, image, jobs, plan, review, structured
 from gemini_relay.tools.context import ToolDef
+from gemini_relay.tools.media_defs import MEDIA_DEFS
 from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName
 from gemini_relay.tools.review_schemas import AssessInput, ReviewInput, SearchInput, StructuredInput
 from gemini_relay.tools.schemas import (
@@ -256,13 +257,13 @@ _CANCEL_JOBS = ToolDef(
 
 def registry(*, test_tools: bool, toolsets: frozenset[Toolset] = frozenset()) -> list[ToolDef]:
     """The default eleven in registry order, then each enabled toolset's tools, then the test-only tool."""
-    defs = {**_DEFS, **_JOB_DEFS}
+    defs = {**_DEFS, **_JOB_DEFS, **MEDIA_DEFS}
     if Toolset.JOBS in toolsets:
         defs[ToolName.CANCEL] = _CANCEL_JOBS  # gains an optional jobId
     names = list(DEFAULT_TOOLS)
     for toolset in Toolset:
         if toolset in toolsets:
-            names += [n for n in TOOLSET_TOOLS[toolset] if n in defs]
+            names += [n for n in TOOLSET_TOOLS[toolset] if n in defs and n not in names]
     if test_tools:
         names.append(ToolName.TIMEOUT_TEST)
     return [defs[name] for name in names]

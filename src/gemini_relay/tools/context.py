@@ -103,11 +103,23 @@ class Deps:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A file the answer points at: becomes an MCP `resource_link` block (and, with `inline_b64`, the bytes too)."""
+
+    uri: str
+    name: str
+    mime_type: str | None = None
+    size: int | None = None
+    inline_b64: str | None = None  # set only when the caller asked for inline media
+
+
+@dataclass(frozen=True)
 class Reply:
-    """A tool's successful answer: one text block, plus optional `_meta` for clients that read data."""
+    """A tool's successful answer: one text block, plus optional `_meta` for clients that read data, plus links."""
 
     text: str
     meta: dict[str, Any] | None = None
+    links: tuple[Link, ...] = ()
 
 
 Handler = Callable[[Deps, Any, CallProgress], Awaitable[Reply]]

@@ -24,9 +24,13 @@ DEFAULT_IMAGE_DIR = "gemini-images"
 async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     backend = deps.selection().backend
     if backend is not BackendName.AGY:
+        from gemini_relay.tools.media import has_api_key, image_api  # noqa: PLC0415 - the media toolset's path
+
+        if has_api_key(deps):  # the Gemini API makes the image itself, as a durable job
+            return await image_api(deps, args, call)
         raise BackendUnavailable(
-            f"gemini-image needs the agy backend (GEMINI_MCP_BACKEND=agy); the active {backend.value} backend "
-            "(Gemini CLI) cannot generate image files."
+            f"gemini-image needs a Gemini API key (GEMINI_API_KEY) or the agy backend (GEMINI_MCP_BACKEND=agy); "
+            f"the active {backend.value} backend cannot generate image files."
         )
     # Jailed before the run: an escaping destination must not cost a generated (and billed) image.
     default_dir = jail_destination(deps.settings.project_root, args.output_path, image_dir(deps), deps.settings)

@@ -30,6 +30,15 @@ class ToolName(StrEnum):
     REVIEW = "gemini-review"
     SEARCH = "gemini-search"
     STRUCTURED = "gemini-structured"
+    # media toolset
+    IMAGE_EDIT = "gemini-image-edit"
+    IMAGE_SET = "gemini-image-set"
+    IMAGE_INTERACT = "gemini-image-interact"
+    VIDEO = "gemini-video"
+    MUSIC = "gemini-music"
+    FILES = "gemini-files"
+    MEDIA_MODELS = "gemini-media-models"
+    USAGE = "gemini-usage"
 
 
 # The registry order of gemini-relay 1.2.0; clients and agents rely on it.
@@ -51,4 +60,16 @@ DEFAULT_TOOLS: tuple[ToolName, ...] = (
 TOOLSET_TOOLS: dict[Toolset, tuple[ToolName, ...]] = {
     Toolset.JOBS: (ToolName.RUN, ToolName.STATUS, ToolName.WAIT, ToolName.JOBS),
     Toolset.REVIEW: (ToolName.ASSESS, ToolName.REVIEW, ToolName.SEARCH, ToolName.STRUCTURED),
+    Toolset.MEDIA: (
+        ToolName.IMAGE_EDIT,
+        ToolName.IMAGE_SET,
+        ToolName.IMAGE_INTERACT,
+        ToolName.VIDEO,
+        ToolName.MUSIC,
+        ToolName.FILES,
+        ToolName.MEDIA_MODELS,
+        ToolName.USAGE,
+        ToolName.STATUS,  # async generations are collected with these, with or without the jobs toolset
+        ToolName.WAIT,
+    ),
 }

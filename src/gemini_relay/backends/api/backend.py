@@ -133,6 +133,9 @@ class ApiBackend:
 
     def check_spec(self, spec: RunSpec) -> None:
         """InputError for what `run` would refuse (model id, conversation id, unknown conversation), before a job."""
+        if spec.media is not None:
+            resolve_model(spec.media.model, None)  # a media job always names its model (the tool picks the default)
+            return
         resolve_model(spec.model, self._settings.default_model)
         if spec.conversation_id is not None:
             self.conversations.turns(validate_conversation_id(spec.conversation_id))
@@ -164,6 +167,12 @@ class ApiBackend:
         return HELP_TEXT
 
     async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
+        if spec.media is not None:
+            from gemini_relay.backends.api.media.run import run_media  # noqa: PLC0415 - loads the SDK
+
+            async for event in run_media(self.auth(), spec, self._settings.state_dir):
+                yield event
+            return
         from gemini_relay.backends.api.runner import Exchange  # noqa: PLC0415 - loads the SDK
 
         auth = self.auth()

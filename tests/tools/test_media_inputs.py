@@ -1,0 +1,89 @@
+"""The media toolset's inputs: folders jailed by realpath, references resolved cheapest-first, heartbeat and chain
+settings parsed with a ConfigError naming the variable."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from gemini_relay.config import Settings
+from gemini_relay.content.fetch_image import ImageFetchError
+from gemini_relay.errors import ConfigError, InputError
+from gemini_relay.tools import media_refs
+from gemini_relay.tools.media_config import MediaConfig
+from tests.fakes.fake_gemini_api import TINY_PNG
+
+pytestmark = pytest.mark.anyio
+
+
+def config(tmp_path: Path, **env: str) -> MediaConfig:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    return MediaConfig.from_settings(Settings.from_env({"GEMINI_RELAY_PROJECT_ROOT": str(project), **env}))
+
+
+def test_media_goes_to_gemini_media_in_the_project_by_default(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    assert cfg.output_dir(None) == (tmp_path / "project" / "gemini-media").resolve()
+    assert cfg.chain_retry_ms == 120_000
+
+
+def test_an_output_dir_outside_the_project_is_refused_and_a_chosen_media_dir_is_honoured(tmp_path: Path) -> None:
+    cfg = config(tmp_path, GEMINI_RELAY_MEDIA_DIR=str(tmp_path / "elsewhere"))
+    assert cfg.output_dir(None) == (tmp_path / "elsewhere").resolve()
+    with pytest.raises(InputError, match="resolves outside the project root"):
+        cfg.output_dir("../outside")
+    (tmp_path / "project" / "link").symlink_to(tmp_path)
+    with pytest.raises(InputError, match="resolves outside"):
+        cfg.output_dir("link/x")
+
+
+def test_a_local_reference_is_jailed_and_a_bare_name_is_found_in_the_input_dir(tmp_path: Path) -> None:
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "cat.png").write_bytes(TINY_PNG)
+    (tmp_path / "secret.png").write_bytes(TINY_PNG)
+    cfg = config(tmp_path, GEMINI_RELAY_MEDIA_INPUT_DIR=str(inputs))
+    ref = media_refs.local_ref("cat.png", cfg, "images")
+    assert ref.kind == "path" and ref.value == str((inputs / "cat.png").resolve()) and ref.mime_type == "image/png"
+    with pytest.raises(InputError, match="resolves outside"):
+        media_refs.local_ref("../secret.png", config(tmp_path), "images")
+    with pytest.raises(InputError, match="is not a file"):
+        media_refs.local_ref("missing.png", cfg, "images")
+
+
+def test_base64_is_decoded_checked_and_staged_once(tmp_path: Path) -> None:
+    encoded = base64.b64encode(TINY_PNG).decode()
+    first = media_refs.base64_ref(encoded, tmp_path, "imagesBase64")
+    again = media_refs.base64_ref("data:image/png;base64," + encoded, tmp_path, "imagesBase64")
+    assert first == again and Path(first.value).read_bytes() == TINY_PNG and first.mime_type == "image/png"
+    with pytest.raises(InputError, match="not valid base64"):
+        media_refs.base64_ref("%%%", tmp_path, "imagesBase64")
+    with pytest.raises(InputError, match="does not decode to a PNG"):
+        media_refs.base64_ref(base64.b64encode(b"hello").decode(), tmp_path, "imagesBase64")
+
+
+def test_a_file_uri_must_look_like_one(tmp_path: Path) -> None:
+    assert media_refs.file_uri_ref("files/abc-123", "imagesFileUris").value == "files/abc-123"
+    with pytest.raises(InputError, match="not a Files API uri"):
+        media_refs.file_uri_ref("../files/x", "imagesFileUris")
+
+
+async def test_an_image_url_on_loopback_is_refused_before_anything_is_fetched(tmp_path: Path) -> None:
+    with pytest.raises(ImageFetchError, match="Refusing image URL"):
+        await media_refs.url_ref("https://127.0.0.1/cat.png", tmp_path)
+
+
+def test_heartbeat_ms_sets_the_keepalive_and_zero_disables_it(tmp_path: Path) -> None:
+    assert Settings.from_env({"GEMINI_HEARTBEAT_MS": "1500"}, cwd=tmp_path).progress_interval == 1.5
+    assert Settings.from_env({"GEMINI_HEARTBEAT_MS": "0"}, cwd=tmp_path).progress_interval == 0.0
+    with pytest.raises(ConfigError, match="GEMINI_HEARTBEAT_MS"):
+        Settings.from_env({"GEMINI_HEARTBEAT_MS": "soon"}, cwd=tmp_path)
+
+
+def test_a_bad_chain_retry_window_names_the_variable(tmp_path: Path) -> None:
+    assert config(tmp_path, GEMINI_CHAIN_RETRY_MS="0").chain_retry_ms == 0
+    with pytest.raises(ConfigError, match="GEMINI_CHAIN_RETRY_MS"):
+        config(tmp_path, GEMINI_CHAIN_RETRY_MS="-5")
