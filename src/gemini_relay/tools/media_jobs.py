@@ -15,20 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import InputError, RunFailed
 from gemini_relay.format import with_notices
+from gemini_relay.jobs.manager import request_hash
 from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.status import derive_status
-from gemini_relay.jobs.supervised import request_hash
 from gemini_relay.tools.context import Deps, Link, Reply
 from gemini_relay.tools.progress import CallProgress
 
-POLL = 0.1
 INLINE_CAP = 8 * 1024 * 1024  # inline media only on request, and never past this (a video is a link, not bytes)
 
 
@@ -54,7 +50,7 @@ async def run_media(
     # Without a key, identical calls in flight merge: the key is the request itself, released when its job ends.
     key = controls.idempotency_key or "in-flight:" + _digest(spec)
     record = deps.engine.new_record(spec, BackendName.API, JobOptions(idempotency_key=key))
-    if record.reused_job and auto and derive_status(store, record.run_id).state.terminal:
+    if record.reused_job and auto and deps.jobs.status(record.run_id).state.terminal:
         store.unbind_idempotency(_hashed(key))  # that twin has ended: this is a new request, billed anew
         record = deps.engine.new_record(spec, BackendName.API, JobOptions(idempotency_key=key))
     reused = record.reused_job
@@ -68,11 +64,11 @@ async def run_media(
         budget = controls.max_wait_ms / 1000
     else:
         budget = spec.timeout_seconds + deps.jobs.deadline_margin
-    with anyio.move_on_after(budget):
-        while not derive_status(store, job_id).state.terminal:
-            call.output = store.text(job_id)[-150:]
-            await anyio.sleep(POLL)
-    status = derive_status(store, job_id)
+
+    def on_tail(tail: str) -> None:
+        call.output = tail
+
+    status = await deps.jobs.wait(job_id, budget, on_tail=on_tail)
     if not status.state.terminal:
         return _pending(job_id, status.state.value, reused, auto, controls)
     stored = store.result(job_id)
@@ -92,7 +88,8 @@ async def run_media(
 def _digest(spec: RunSpec) -> str:
     from gemini_relay.jobs.models import RunRecord  # noqa: PLC0415 - only for the request digest
 
-    return request_hash(RunRecord(spec=spec, backend=BackendName.API))
+    digest: str = request_hash(RunRecord(spec=spec, backend=BackendName.API))
+    return digest
 
 
 def _hashed(key: str) -> str:
