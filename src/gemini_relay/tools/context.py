@@ -139,3 +139,8 @@ class ToolDef:
     idempotent: bool = False
     open_world: bool = True
     prompt_description: str = ""
+
+    @property
+    def task_support(self) -> bool:
+        """A call that runs a model turn may be answered as an MCP task (gemini-run answers at once already)."""
+        return self.open_world and self.name is not ToolName.RUN
