@@ -89,11 +89,11 @@ class TaskClient:
 
 @asynccontextmanager
 async def task_client(
-    relay: Relay, version: str = MODERN, *, extension: bool = True, **env: str
+    relay: Relay, version: str = MODERN, *, extension: bool = True, env: dict[str, str] | None = None
 ) -> AsyncIterator[TaskClient]:
     process = await anyio.open_process(
         [sys.executable, "-m", "gemini_relay"],
-        env={**relay.env, **env},
+        env={**relay.env, **(env or {})},
         cwd=relay.project,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -101,7 +101,7 @@ async def task_client(
     try:
         client = TaskClient(process, version, extension)
         if version != MODERN:
-            caps = {"tasks": {"list": {}, "cancel": {}}}
+            caps: dict[str, Any] = {"tasks": {"list": {}, "cancel": {}}}
             init = {"protocolVersion": version, "capabilities": caps, "clientInfo": {"name": "raw", "version": "1"}}
             client.initialize = await client.result("initialize", init)
             assert process.stdin is not None

@@ -33,7 +33,7 @@ def without_thread(result: dict[str, Any]) -> dict[str, Any]:
 
 async def test_a_client_with_the_extension_gets_a_task_whose_result_equals_the_synchronous_call(relay: Relay) -> None:
     args = {"prompt": "tasks please"}
-    async with task_client(relay, **JOBS) as client:
+    async with task_client(relay, env=JOBS) as client:
         created = await client.call("gemini-ask", args)
         done = await client.until_done(created["taskId"])
         jobs = await client.call("gemini-jobs", {})
@@ -84,7 +84,7 @@ async def test_a_legacy_client_gets_the_experimental_tasks_of_2025_11_25_on_the_
 
 
 async def test_cancelling_a_task_stops_its_job_and_its_process_group(relay: Relay) -> None:
-    async with task_client(relay, **JOBS) as client:
+    async with task_client(relay, env=JOBS) as client:
         created = await client.call("gemini-ask", {"prompt": "[[fake:stall]]"})
         while not relay.main_requests():
             await client.get(created["taskId"])
