@@ -7,8 +7,10 @@ refused by the same schema clients see.
 
 from __future__ import annotations
 
+import mimetypes
 import warnings
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -85,6 +87,7 @@ class RelayServer:
             ),
             # 2025-11-25 clients may ask for a task (the 2026-07-28 surface drops the field; there the server decides).
             execution=types.ToolExecution(task_support="optional") if self._task_capable(tool) else None,
+            output_schema=tool.output_schema,
         )
 
     def _task_capable(self, tool: ToolDef) -> bool:
@@ -158,8 +161,10 @@ class RelayServer:
         notice = self.deps.registry.take_notice()
         if notice:
             text = with_notices([notice], text)
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+        content += [_file_link(path) for path in reply.files]
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=False, _meta=reply.meta
+            content=content, structured_content=reply.structured, is_error=False, _meta=reply.meta
         )
 
     async def list_prompts(
@@ -226,6 +231,13 @@ def describe_validation(exc: ValidationError, model: type[BaseModel]) -> str:
         else:
             parts.append(f"{field}: {error['msg']}")
     return "; ".join(parts)
+
+
+def _file_link(path: Path) -> types.ResourceLink:
+    """A file the run wrote, as a resource_link block (the text names it too, for clients that read only text)."""
+    mime, _ = mimetypes.guess_type(path.name)
+    size = path.stat().st_size if path.is_file() else None
+    return types.ResourceLink(type="resource_link", uri=path.as_uri(), name=path.name, mime_type=mime, size=size)
 
 
 def _error(tool: str, message: str) -> types.CallToolResult:

@@ -119,10 +119,13 @@ class Deps:
 
 @dataclass(frozen=True)
 class Reply:
-    """A tool's successful answer: one text block, plus optional `_meta` for clients that read data."""
+    """A tool's successful answer: one text block, plus optional `_meta` and `structuredContent` for clients that
+    read data, and the files the run wrote (each becomes a resource_link block)."""
 
     text: str
     meta: dict[str, Any] | None = None
+    structured: dict[str, Any] | None = None
+    files: tuple[Path, ...] = ()
 
 
 Handler = Callable[[Deps, Any, CallProgress], Awaitable[Reply]]
@@ -139,6 +142,7 @@ class ToolDef:
     idempotent: bool = False
     open_world: bool = True
     prompt_description: str = ""
+    output_schema: dict[str, Any] | None = None  # declared: every successful reply carries matching structured data
 
     @property
     def task_support(self) -> bool:

@@ -44,7 +44,7 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     )
     path = saved.path.resolve()
     body = f"![{_alt(args.prompt)}]({path.as_uri()})\n\nSaved to: {path}"
-    return Reply(with_notices([*result.notices, *saved.notices], body), {"path": str(path)})
+    return Reply(with_notices([*result.notices, *saved.notices], body), {"path": str(path)}, files=(path,))
 
 
 def image_dir(deps: Deps) -> Path:
