@@ -38,6 +38,7 @@ class TaskClient:
         self._ids = itertools.count(1)
         self.lines: list[bytes] = []  # every response line, as received
         self.initialize: dict[str, Any] | None = None  # the legacy handshake's result
+        self.notifications: list[dict[str, Any]] = []  # every notification, in arrival order
 
     def _meta(self, extension: bool | None = None) -> dict[str, Any]:
         if self.version != MODERN:
@@ -66,6 +67,8 @@ class TaskClient:
                 if message.get("id") == request_id:
                     self.lines.append(line)
                     return message
+                if "id" not in message:
+                    self.notifications.append(message)
 
     async def result(self, method: str, params: dict[str, Any], **kw: Any) -> dict[str, Any]:
         reply = await self.request(method, params, **kw)

@@ -128,6 +128,22 @@ async def test_tasks_requests_without_the_extension_are_refused_and_unknown_task
     assert update["resultType"] == "complete"
 
 
+async def test_a_subscribed_client_is_told_each_status_of_its_task_and_the_stream_ends_with_it(relay: Relay) -> None:
+    async with task_client(relay) as client:
+        discover = await client.result("server/discover", {})
+        created = await client.call("gemini-ask", {"prompt": "[[fake:slow:0.3]] tell me"})
+        listen = await client.result("subscriptions/listen", {"notifications": {"taskIds": [created["taskId"]]}})
+    ack, *updates = [n for n in client.notifications if n["method"].startswith("notifications/")]
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["notifications"] == {"taskIds": [created["taskId"]]}
+    assert [u["method"] for u in updates] == ["notifications/tasks"] * len(updates)
+    assert updates[-1]["params"]["status"] == "completed" and updates[-1]["params"]["taskId"] == created["taskId"]
+    assert "".join(SLOW_CHUNKS) in text(updates[-1]["params"]["result"])
+    subscription = listen["_meta"]["io.modelcontextprotocol/subscriptionId"]
+    assert all(n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == subscription for n in [ack, *updates])
+    assert discover["capabilities"]["tools"] == {"listChanged": False}  # listen serves task notifications only
+
+
 @pytest.mark.parametrize("version", [MODERN, LEGACY])
 async def test_a_client_without_tasks_sees_the_synchronous_shape_unchanged(relay: Relay, version: str) -> None:
     async with task_client(relay, version, extension=False) as client:

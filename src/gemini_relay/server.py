@@ -209,6 +209,12 @@ class _LowLevelServer(Server[Any]):
 
     def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
         capabilities = super().get_capabilities(*args, **kwargs)
+        # subscriptions/listen is served for task notifications only: no list of ours ever changes.
+        for listed in (capabilities.prompts, capabilities.tools, capabilities.resources):
+            if listed is not None:
+                listed.list_changed = False
+        if capabilities.resources is not None:
+            capabilities.resources.subscribe = False
         if self.tasks_enabled:
             capabilities.tasks = types.ServerTasksCapability(
                 list=types.TasksListCapability(),

@@ -12,14 +12,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
+import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gemini_relay.tools.task_store import TaskEntry
 from gemini_relay.tools.tasks import TaskService, TaskView, iso
@@ -28,11 +30,23 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CLIENT_CAPABILITY = -32021
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 POLL_INTERVAL_MS = 2000  # a model turn takes seconds; polling faster only costs reads
+LISTEN_POLL_SECONDS = 1.0
 
 
 class UpdateTaskParams(types.RequestParams):
     task_id: str
     input_responses: dict[str, Any] | None = None
+
+
+class ListenParams(types.RequestParams):
+    notifications: dict[str, Any] = {}
+
+
+class _Notification(BaseModel):
+    """A notification the SDK has no type for (`notifications/tasks` belongs to the extension)."""
+
+    method: str
+    params: dict[str, Any]
 
 
 def is_modern(ctx: ServerRequestContext[Any]) -> bool:
@@ -120,10 +134,7 @@ class TaskWire:
         view = self.service.get(params.task_id)
         if view is None:
             raise _not_found(params.task_id)
-        data = self.task(view, modern=modern)
-        if modern and view.entry.status == "completed":
-            data["result"] = self.call_result(view.entry, ctx.protocol_version)
-        return data
+        return self.detailed(view, ctx.protocol_version) if modern else self.task(view, modern=False)
 
     async def result(self, ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
         if is_modern(ctx):
@@ -163,6 +174,55 @@ class TaskWire:
             raise _not_found(params.task_id)
         return {}  # no task of ours asks for input: every response is for a key that is not outstanding
 
+    async def listen(self, ctx: ServerRequestContext[Any], params: ListenParams) -> types.SubscriptionsListenResult:
+        """subscriptions/listen (2026-07-28): acknowledges the task ids it will report (no list ever changes here, so
+        no other kind is honoured), sends `notifications/tasks` with the detailed task at once and on every status
+        change, and ends the stream when every subscribed task has ended."""
+        requested = params.notifications.get("taskIds")
+        if requested is not None and not declares_extension(ctx):
+            raise _missing_capability()
+        meta = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
+        ids = [i for i in requested or [] if isinstance(i, str) and self.service.get(i) is not None]
+        await self._notify(ctx, "notifications/subscriptions/acknowledged", {"notifications": {"taskIds": ids}})
+        if requested is None:
+            await anyio.sleep_forever()  # nothing we could ever report: the stream stays open until the client leaves
+        changed = anyio.Event()
+
+        def wake(task_id: str) -> None:
+            if task_id in ids:
+                changed.set()
+
+        self.service.listeners.append(wake)
+        sent: dict[str, str] = {}
+        try:
+            while ids:
+                for task_id in list(ids):
+                    view = self.service.get(task_id)
+                    if view is not None and sent.get(task_id) != view.entry.status:
+                        sent[task_id] = view.entry.status
+                        await self._notify(ctx, "notifications/tasks", self.detailed(view, ctx.protocol_version))
+                    if view is None or view.entry.terminal:
+                        ids.remove(task_id)
+                if not ids:
+                    break
+                with anyio.move_on_after(LISTEN_POLL_SECONDS):  # a task run by another server changes unannounced
+                    await changed.wait()
+                changed = anyio.Event()
+        finally:
+            self.service.listeners.remove(wake)
+        return types.SubscriptionsListenResult(_meta=meta)
+
+    async def _notify(self, ctx: ServerRequestContext[Any], method: str, params: dict[str, Any]) -> None:
+        body = {**params, "_meta": {SUBSCRIPTION_ID_META_KEY: ctx.request_id}}
+        notification = cast(types.ServerNotification, _Notification(method=method, params=body))
+        await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
+
+    def detailed(self, view: TaskView, version: str) -> dict[str, Any]:
+        data = self.task(view, modern=True)
+        if view.entry.status == "completed":
+            data["result"] = self.call_result(view.entry, version)
+        return data
+
     def _gate(self, ctx: ServerRequestContext[Any]) -> bool:
         """True for a 2026-07-28 request (which must declare the extension); False for a 2025-11-25 one."""
         if not is_modern(ctx):
@@ -177,4 +237,5 @@ class TaskWire:
         server.add_request_handler("tasks/list", types.PaginatedRequestParams, self.list)
         server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self.cancel)
         server.add_request_handler("tasks/update", UpdateTaskParams, self.update)
+        server.add_request_handler("subscriptions/listen", ListenParams, self.listen)
         server.middleware.append(self.legacy_call_middleware)
