@@ -81,6 +81,8 @@ async def test_a_legacy_client_gets_the_experimental_tasks_of_2025_11_25_on_the_
     assert final["status"] == "completed" and "result" not in final
     assert refused["error"]["code"] == -32602  # already terminal
     assert instant["task"]["status"] == "completed"  # refused arguments: no run, a finished task
+    statuses = [n["params"] for n in client.notifications if n["method"] == "notifications/tasks/status"]
+    assert [(s["taskId"], s["status"]) for s in statuses] == [(task_id, "completed")]
 
 
 async def test_cancelling_a_task_stops_its_job_and_its_process_group(relay: Relay) -> None:

@@ -129,6 +129,8 @@ class RelayServer:
         outcome = await self.tasks.start(tool, arguments)
         if isinstance(outcome, types.CallToolResult):
             outcome = self.tasks.completed_now(tool.name.value, arguments, outcome)
+        else:
+            self._task_wire.report_status(ctx, outcome.task_id)
         return self._task_wire.created(outcome, modern=False)
 
     async def _invoke(

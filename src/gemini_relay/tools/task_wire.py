@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
@@ -222,6 +223,24 @@ class TaskWire:
         if view.entry.status == "completed":
             data["result"] = self.call_result(view.entry, version)
         return data
+
+    def report_status(self, ctx: ServerRequestContext[Any], task_id: str) -> None:
+        """2025-11-25: tell the session that created the task when it ends (`notifications/tasks/status`, optional
+        in that revision; clients poll anyway). A session that is gone by then is not an error."""
+        session, background = ctx.session, self.service.deps.background
+
+        async def send(view: TaskView) -> None:
+            notification = _Notification(method="notifications/tasks/status", params=self.task(view, modern=False))
+            with contextlib.suppress(Exception):
+                await session.send_notification(cast(types.ServerNotification, notification))
+
+        def on_change(changed: str) -> None:
+            view = self.service.get(changed) if changed == task_id else None
+            if view is not None and view.entry.terminal and background is not None:
+                self.service.listeners.remove(on_change)
+                background.start_soon(send, view)
+
+        self.service.listeners.append(on_change)
 
     def _gate(self, ctx: ServerRequestContext[Any]) -> bool:
         """True for a 2026-07-28 request (which must declare the extension); False for a 2025-11-25 one."""
