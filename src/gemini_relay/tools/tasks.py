@@ -62,6 +62,9 @@ class TaskService:
         self.store = TaskStore(deps.settings.state_dir) if deps.jobs is not None else None
         self._running: dict[str, _Running] = {}
         self.listeners: list[Callable[[str], None]] = []  # told each task id whose status changed
+        if self.store is not None:
+            for task_id in self.store.ids():
+                self._load(task_id)  # drops the records of tasks past their TTL (their jobs are swept alike)
 
     @property
     def available(self) -> bool:
