@@ -7,11 +7,14 @@ refused by the same schema clients see.
 
 from __future__ import annotations
 
+import mimetypes
 import warnings
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import BaseModel, ValidationError
@@ -26,6 +29,8 @@ from gemini_relay.tools.instructions import instructions_for
 from gemini_relay.tools.progress import CallProgress, SendProgress, run_with_keepalive
 from gemini_relay.tools.prompts import prompt_text, prompts_for
 from gemini_relay.tools.schemas import wire_schema
+from gemini_relay.tools.task_wire import EXTENSION, TaskWire, declares_extension, is_modern
+from gemini_relay.tools.tasks import TaskService
 
 SERVER_NAME = "gemini-relay"
 ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
@@ -39,23 +44,31 @@ class RelayServer:
         self.tools = registry(test_tools=deps.settings.test_tools, toolsets=deps.settings.toolsets)
         self._by_name = {tool.name.value: tool for tool in self.tools}
         self._schemas = {tool.name.value: wire_schema(tool.input_model) for tool in self.tools}  # type: ignore[arg-type]
+        self.tasks = TaskService(deps, self._by_name, self._invoke)
+        self._task_wire = TaskWire(self.tasks, self._call_tool_as_task_legacy)
 
     def build(self) -> Server[Any]:
         with warnings.catch_warnings():
             # The relay declares `logging` (as 1.2.0 does); the SDK flags the capability as deprecated in 2026-07-28.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            return Server(
+            server = _LowLevelServer(
                 SERVER_NAME,
                 version=__version__,
                 instructions=instructions_for(tool.name for tool in self.tools),
                 on_list_tools=self.list_tools,
-                on_call_tool=self.call_tool,
                 on_list_prompts=self.list_prompts,
                 on_get_prompt=self.get_prompt,
                 on_list_resources=self.list_resources,
                 on_list_resource_templates=self.list_resource_templates,
                 on_set_logging_level=self.set_logging_level,
             )
+        # tools/call is registered directly: with the Tasks extension its answer may be a task, not a CallToolResult.
+        server.add_request_handler("tools/call", types.CallToolRequestParams, self.call_tool)
+        if self.tasks.store is not None:
+            server.tasks_enabled = True
+            server.extensions[EXTENSION] = {}
+            self._task_wire.register(server)
+        return server
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -73,32 +86,65 @@ class RelayServer:
                 idempotent_hint=tool.idempotent,
                 open_world_hint=tool.open_world,
             ),
+            # 2025-11-25 clients may ask for a task (the 2026-07-28 surface drops the field; there the server decides).
+            execution=types.ToolExecution(task_support="optional") if self._task_capable(tool) else None,
+            output_schema=tool.output_schema,
         )
 
-    async def call_tool(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    def _task_capable(self, tool: ToolDef) -> bool:
+        return tool.task_support and self.tasks.store is not None
+
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> HandlerResult:
         tool = self._by_name.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments: dict[str, Any] = dict(params.arguments or {})
         logger.info(describe_call(tool.name.value, arguments))
+        if is_modern(ctx) and declares_extension(ctx) and self._task_capable(tool) and self.tasks.available:
+            outcome = await self.tasks.start(tool, arguments)
+            if isinstance(outcome, types.CallToolResult):
+                return outcome  # answered without a run: no task needed
+            return self._task_wire.created(outcome, modern=True)
         interval = self.deps.settings.progress_interval
         send = _progress_sender(ctx) if _has_progress_token(ctx) and interval > 0 else None
 
         async def body(call: CallProgress) -> types.CallToolResult:
-            return await self._invoke(tool, arguments, call)
+            return await self._invoke(tool, arguments, call, self.deps)
 
         return await run_with_keepalive(tool.name.value, send, interval, body)
 
-    async def _invoke(self, tool: ToolDef, arguments: dict[str, Any], call: CallProgress) -> types.CallToolResult:
+    async def _call_tool_as_task_legacy(
+        self, ctx: ServerRequestContext[Any], raw: Mapping[str, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """A 2025-11-25 tools/call with a `task` field: `{"task": Task}` (a tool without task support answers as
+        usual)."""
+        try:
+            params = types.CallToolRequestParams.model_validate(raw, by_name=False)
+        except ValidationError:
+            return await call_next(ctx)
+        tool = self._by_name.get(params.name)
+        if tool is None or not self._task_capable(tool) or not self.tasks.available:
+            return await call_next(ctx)
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        logger.info(describe_call(tool.name.value, arguments))
+        outcome = await self.tasks.start(tool, arguments)
+        if isinstance(outcome, types.CallToolResult):
+            outcome = self.tasks.completed_now(tool.name.value, arguments, outcome)
+        else:
+            self._task_wire.report_status(ctx, outcome.task_id)
+        return self._task_wire.created(outcome, modern=False)
+
+    async def _invoke(
+        self, tool: ToolDef, arguments: dict[str, Any], call: CallProgress, deps: Deps
+    ) -> types.CallToolResult:
+        """The call's CallToolResult; `deps` is the server's, or a resumed task's (whose engine follows its jobs)."""
         name = tool.name.value
         try:
             parsed = tool.input_model.model_validate(arguments)
         except ValidationError as exc:
             return _error(name, f"Invalid arguments for {name}: {describe_validation(exc, tool.input_model)}")
         try:
-            reply = await tool.handler(self.deps, parsed, call)
+            reply = await tool.handler(deps, parsed, call)
         except RunFailed as exc:
             logger.info("%s failed (%s): %s", name, exc.reason or "cancelled", exc.message)
             return _error(name, failure_message(exc))
@@ -119,6 +165,7 @@ class RelayServer:
         if notice:
             text = with_notices([notice], text)
         content: list[ContentBlock] = [types.TextContent(type="text", text=text)]
+        content += [_file_link(path) for path in reply.files]
         for link in reply.links:
             content.append(
                 types.ResourceLink(
@@ -130,7 +177,9 @@ class RelayServer:
                 content.append(types.ImageContent(type="image", data=link.inline_b64, mime_type=mime))
             elif link.inline_b64 is not None and mime.startswith("audio/"):
                 content.append(types.AudioContent(type="audio", data=link.inline_b64, mime_type=mime))
-        return types.CallToolResult(content=content, is_error=False, _meta=reply.meta)
+        return types.CallToolResult(
+            content=content, structured_content=reply.structured, is_error=False, _meta=reply.meta
+        )
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -167,6 +216,30 @@ class RelayServer:
         return types.EmptyResult()
 
 
+class _LowLevelServer(Server[Any]):
+    """The SDK's low-level server, plus the 2025-11-25 `tasks` capability (the SDK no longer derives it)."""
+
+    tasks_enabled = False
+
+    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        capabilities = super().get_capabilities(*args, **kwargs)
+        # subscriptions/listen is served for task notifications only: no list of ours ever changes.
+        for listed in (capabilities.prompts, capabilities.tools, capabilities.resources):
+            if listed is not None:
+                listed.list_changed = False
+        if capabilities.resources is not None:
+            capabilities.resources.subscribe = False
+        if self.tasks_enabled:
+            capabilities.tasks = types.ServerTasksCapability(
+                list=types.TasksListCapability(),
+                cancel=types.TasksCancelCapability(),
+                requests=types.ServerTasksRequestsCapability(
+                    tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+                ),
+            )
+        return capabilities
+
+
 def describe_validation(exc: ValidationError, model: type[BaseModel]) -> str:
     """`prompt: Field required; bogus: unknown argument (accepted: …)` — field names as the client sent them."""
     accepted = ", ".join(f.alias or name for name, f in model.model_fields.items())
@@ -178,6 +251,13 @@ def describe_validation(exc: ValidationError, model: type[BaseModel]) -> str:
         else:
             parts.append(f"{field}: {error['msg']}")
     return "; ".join(parts)
+
+
+def _file_link(path: Path) -> types.ResourceLink:
+    """A file the run wrote, as a resource_link block (the text names it too, for clients that read only text)."""
+    mime, _ = mimetypes.guess_type(path.name)
+    size = path.stat().st_size if path.is_file() else None
+    return types.ResourceLink(type="resource_link", uri=path.as_uri(), name=path.name, mime_type=mime, size=size)
 
 
 def _error(tool: str, message: str) -> types.CallToolResult:

@@ -142,6 +142,11 @@ class JobManager:
             self._release_lock(job_id)
             self._reap()
 
+    async def follow(self, record: RunRecord) -> RunResult:
+        """Follow a job that runs without this call (another server's, or a resumed task's) to its recorded result,
+        folding its text into `record`; raises its failure as the exception it was."""
+        return await self._follow(record)
+
     def _spawn(self, job_id: str) -> None:
         claim = self._spawner.claim(job_id)
         if claim is None:  # a supervisor of this job is already starting (another server's): follow it

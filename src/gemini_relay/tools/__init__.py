@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, doctor, image, jobs, plan, review, structured
+from gemini_relay.tools import output_schemas as out
 from gemini_relay.tools.context import ToolDef
 from gemini_relay.tools.media_defs import MEDIA_DEFS
 from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName
@@ -65,6 +66,7 @@ _DEFS = {
         idempotent=True,
         open_world=False,
         prompt_description="List the models the active Gemini backend accepts.",
+        output_schema=out.MODELS,
     ),
     ToolName.DOCTOR: ToolDef(
         ToolName.DOCTOR,
@@ -76,6 +78,7 @@ _DEFS = {
         idempotent=True,
         open_world=False,
         prompt_description="Diagnose the gemini-relay setup.",
+        output_schema=out.DOCTOR,
     ),
     ToolName.BRAINSTORM: ToolDef(
         ToolName.BRAINSTORM,
@@ -107,6 +110,7 @@ _DEFS = {
         idempotent=True,
         open_world=False,
         prompt_description="List recent Gemini conversations.",
+        output_schema=out.CONVERSATIONS,
     ),
     ToolName.CANCEL: ToolDef(
         ToolName.CANCEL,
@@ -162,6 +166,7 @@ _DEFS = {
         idempotent=True,
         open_world=False,
         prompt_description="Assess a git diff and recommend a review depth.",
+        output_schema=out.ASSESSMENT,
     ),
     ToolName.REVIEW: ToolDef(
         ToolName.REVIEW,
@@ -192,6 +197,7 @@ _DEFS = {
         structured.structured,
         read_only=True,
         prompt_description="Generate JSON that validates against a schema.",
+        output_schema=out.STRUCTURED,
     ),
 }
 
@@ -207,6 +213,7 @@ _JOB_DEFS = {
         read_only=False,
         destructive=True,
         prompt_description="Start a long Gemini run in the background.",
+        output_schema=out.JOB_STARTED,
     ),
     ToolName.STATUS: ToolDef(
         ToolName.STATUS,
@@ -219,6 +226,7 @@ _JOB_DEFS = {
         idempotent=True,
         open_world=False,
         prompt_description="Check a Gemini job.",
+        output_schema=out.JOB_STATUS,
     ),
     ToolName.WAIT: ToolDef(
         ToolName.WAIT,
@@ -230,6 +238,7 @@ _JOB_DEFS = {
         idempotent=True,
         open_world=False,
         prompt_description="Wait for a Gemini job to finish.",
+        output_schema=out.JOB_STATUS,
     ),
     ToolName.JOBS: ToolDef(
         ToolName.JOBS,
@@ -240,6 +249,7 @@ _JOB_DEFS = {
         idempotent=True,
         open_world=False,
         prompt_description="List recent Gemini jobs.",
+        output_schema=out.JOB_LIST,
     ),
 }
 _CANCEL_JOBS = ToolDef(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gemini_relay.content.changemode import (
     CHANGEMODE_CHUNK_KIND,
     changemode_footer,
@@ -18,6 +20,7 @@ from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.chunks import cached_chunk
 from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.output_schemas import answer_data
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import PromptRequest, paginate, parse_schema, run_prompt
 from gemini_relay.tools.schemas import AskInput
@@ -55,7 +58,8 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         notices = answer.notices
         if args.max_response_length is not None:
             notices += ("maxResponseLength does not apply to a jsonSchema answer; it was ignored.",)
-        return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{answer.text}"))
+        data = answer_data(value=answer.value, has_value=True)
+        return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{answer.text}"), structured=data)
     result = await run_prompt(deps, call, request)
     outcome = result.outcome
     if args.change_mode:
@@ -66,7 +70,9 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         conversation_id=outcome.conversation_id,
         usage=outcome.usage if args.include_usage else None,
     )
-    return paginate(deps, text)
+    reply = paginate(deps, text)
+    data = answer_data(usage=outcome.usage) if args.include_usage else None
+    return replace(reply, structured=data) if data else reply
 
 
 def _changemode_reply(

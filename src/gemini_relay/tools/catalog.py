@@ -11,14 +11,23 @@ from gemini_relay.tools.schemas import ConversationsInput, EmptyInput
 
 async def models(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     listing = await deps.registry.models().model_listing()
-    return Reply(with_notices(listing.notices, "\n".join(listing.lines)))
+    data = {"backend": deps.selection().backend.value, "lines": listing.lines, "notices": listing.notices}
+    return Reply(with_notices(listing.notices, "\n".join(listing.lines)), structured=data)
 
 
 async def conversations(deps: Deps, args: ConversationsInput, call: CallProgress) -> Reply:
     rows = await deps.registry.conversations().conversation_rows(args.limit)
+    data = {
+        "source": rows.source,
+        "conversations": [
+            {"conversationId": c.id, "lastActive": c.last_active, "cwd": c.cwd, "firstPrompt": c.first_prompt}
+            for c in rows.conversations
+        ],
+        "notices": rows.notices,
+    }
     if not rows.conversations:
-        return Reply(with_notices(rows.notices, f"No saved {rows.source} conversations were found."))
-    return Reply(with_notices(rows.notices, _table(rows.conversations)))
+        return Reply(with_notices(rows.notices, f"No saved {rows.source} conversations were found."), structured=data)
+    return Reply(with_notices(rows.notices, _table(rows.conversations)), structured=data)
 
 
 def _table(found: list[Conversation]) -> str:

@@ -115,10 +115,14 @@ class Link:
 
 @dataclass(frozen=True)
 class Reply:
-    """A tool's successful answer: one text block, plus optional `_meta` for clients that read data, plus links."""
+    """A tool's successful answer: one text block, plus optional `_meta` and `structuredContent` for clients that
+    read data, and the files the run wrote: `files` as plain paths, `links` with their type and size (each becomes
+    a resource_link block)."""
 
     text: str
     meta: dict[str, Any] | None = None
+    structured: dict[str, Any] | None = None
+    files: tuple[Path, ...] = ()
     links: tuple[Link, ...] = ()
 
 
@@ -136,3 +140,9 @@ class ToolDef:
     idempotent: bool = False
     open_world: bool = True
     prompt_description: str = ""
+    output_schema: dict[str, Any] | None = None  # declared: every successful reply carries matching structured data
+
+    @property
+    def task_support(self) -> bool:
+        """A call that runs a model turn may be answered as an MCP task (gemini-run answers at once already)."""
+        return self.open_world and self.name is not ToolName.RUN

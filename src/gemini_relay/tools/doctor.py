@@ -18,6 +18,7 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     settings = deps.settings
     active = deps.selection().backend
     problems: list[str] = []
+    sections: dict[str, list[str]] = {}
     lines = [
         f"gemini-relay {__version__} · Python {platform.python_version()} · {platform.system()} {platform.release()}",
         f"Project root: {settings.project_root}",
@@ -29,6 +30,7 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
         if name is active or name in _ALWAYS_SHOWN:
             section = await deps.registry.diagnoses(name).doctor_section()
             lines += ["", *section.lines]
+            sections[name.value] = section.lines
             if name is active:
                 problems += section.problems
     lines.append("")
@@ -37,4 +39,17 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
         lines += [f"- {p}" for p in problems]
     else:
         lines.append("Verdict: ✅ System Ready")
-    return Reply("\n".join(lines))
+    data = {
+        "version": __version__,
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
+        "projectRoot": str(settings.project_root),
+        "activeBackend": active.value,
+        "backendChosenBy": "GEMINI_MCP_BACKEND" if settings.backend is not None else "automatic",
+        "timeoutSeconds": settings.timeout_seconds,
+        "maxConcurrent": settings.max_concurrent,
+        "sections": sections,
+        "ready": not problems,
+        "problems": problems,
+    }
+    return Reply("\n".join(lines), structured=data)

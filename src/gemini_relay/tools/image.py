@@ -51,7 +51,7 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     path = saved.path.resolve()
     _record_file(deps, result.record.run_id, path)
     body = f"![{_alt(args.prompt)}]({path.as_uri()})\n\nSaved to: {path}"
-    return Reply(with_notices([*result.notices, *saved.notices], body), {"path": str(path)})
+    return Reply(with_notices([*result.notices, *saved.notices], body), {"path": str(path)}, files=(path,))
 
 
 def _record_file(deps: Deps, job_id: str, path: Path) -> None:

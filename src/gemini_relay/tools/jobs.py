@@ -76,7 +76,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     record = deps.engine.new_record(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
     if record.reused_job:
         status = runner.status(record.run_id)
-        return Reply(_json({**status.to_json(), "note": "idempotencyKey matched this existing job"}))
+        matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}
+        return Reply(_json(matched), structured=matched)
     assert deps.background is not None
     deps.background.start_soon(deps.run_detached, record)
     status = await runner.wait(
@@ -89,11 +90,12 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     if notices:
         reply["notices"] = notices
     reply["next"] = f'Collect it with gemini-wait {{"jobId": "{record.run_id}"}} or gemini-status.'
-    return Reply(_json(reply))
+    return Reply(_json(reply), structured=reply)
 
 
 async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
-    return Reply(_json((await _runner(deps).collect(args.job_id)).to_json()))
+    data = (await _runner(deps).collect(args.job_id)).to_json()
+    return Reply(_json(data), structured=data)
 
 
 async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
@@ -109,7 +111,7 @@ async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
     data = result.to_json()
     if not result.state.terminal:
         data["note"] = f"Still {result.state.value} after {limit:g}s; call gemini-wait again."
-    return Reply(_json(data))
+    return Reply(_json(data), structured=data)
 
 
 async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
@@ -120,7 +122,8 @@ async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
         if row.result:
             item["preview"] = row.result[:PREVIEW_CHARS]
         listed.append(item)
-    return Reply(_json({"jobs": listed, "count": len(listed)}))
+    data = {"jobs": listed, "count": len(listed)}
+    return Reply(_json(data), structured=data)
 
 
 async def cancel(deps: Deps, args: CancelJobInput, call: CallProgress) -> Reply:

@@ -150,4 +150,4 @@ def media_reply(
     if info.get("text"):
         body += f"\n\nGemini said: {info['text']}"
     body += "\n\n" + json.dumps(data, indent=2, ensure_ascii=False)
-    return Reply(with_notices(result.notices, body), data, tuple(links))
+    return Reply(with_notices(result.notices, body), data, links=tuple(links))

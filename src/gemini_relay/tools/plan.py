@@ -6,6 +6,7 @@ from gemini_relay.content.brainstorm import build_brainstorm_prompt
 from gemini_relay.content.plan import build_plan_prompt
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.output_schemas import answer_data
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import PromptRequest, run_prompt
 from gemini_relay.tools.schemas import BrainstormInput, PlanInput
@@ -27,7 +28,8 @@ async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
     )
     outcome = result.outcome
     usage = outcome.usage if args.include_usage else None
-    return Reply(gemini_reply(outcome.text, notices=result.notices, usage=usage, prefixed=False))
+    data = answer_data(usage=usage) if usage is not None else None
+    return Reply(gemini_reply(outcome.text, notices=result.notices, usage=usage, prefixed=False), structured=data)
 
 
 async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> Reply:

@@ -37,9 +37,12 @@ class CallProgress:
         self.record: RunRecord | None = None
         self.output = ""
         self.ok = False
+        self.on_watch: Callable[[RunRecord], None] | None = None  # a task learns its job ids here
 
     def watch(self, record: RunRecord) -> None:
         self.record = record
+        if self.on_watch is not None:
+            self.on_watch(record)
 
     def tail(self) -> str:
         text = self.record.tail if self.record is not None else self.output

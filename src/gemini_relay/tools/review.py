@@ -48,7 +48,8 @@ async def assess(deps: Deps, args: AssessInput, call: CallProgress) -> Reply:
         logger.info("gemini-assess: untracked files not listed: %s", untracked)
         untracked = []
     assessment = assess_changes(spec, root, changes, untracked)
-    return Reply(assessment.render(), assessment.as_meta())
+    data = assessment.as_meta()
+    return Reply(assessment.render(), data, structured=data)
 
 
 async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:

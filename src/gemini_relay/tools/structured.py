@@ -91,7 +91,8 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
     notices = [n for n in answer.notices if not n.startswith(_TRANSPORT_NOTICE)]
     lines = [f"⚠️ {n}" for n in dict.fromkeys(notices)]
     body = "\n".join(lines) + "\n\n" + answer.text if lines else answer.text
-    return Reply(body, {"structured": True, "repaired": answer.repaired, "model": answer.model})
+    data = {"value": answer.value, "repaired": answer.repaired, "model": answer.model}
+    return Reply(body, {"structured": True, "repaired": answer.repaired, "model": answer.model}, structured=data)
 
 
 def _check(validator: Validator, outcome: RunResult) -> tuple[Any, str, list[str]]:
