@@ -65,7 +65,9 @@ class Deps:
             logger.info("Job %s ended: %s", record.run_id, exc)
 
     async def warm_up(self) -> None:
-        """Probe the active backend in the background, so the first call does not pay for `--help`."""
+        """Probe the active backend in the background, so the first call does not pay for `--help`, and boot the
+        warm processes (when the registry's pools are open) so the first call is warm too."""
+        self.registry.prewarm()
         try:
             if self.selection().backend is BackendName.AGY:
                 await self.agy.version()

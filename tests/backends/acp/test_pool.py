@@ -101,15 +101,54 @@ async def test_a_process_is_recycled_after_max_prompts(world: AcpWorld) -> None:
         assert pool.processes != [pid]
 
 
-async def test_a_process_past_the_memory_ceiling_is_recycled(world: AcpWorld) -> None:
-    async with world.pool(max_rss_bytes=1) as pool:
+async def test_a_process_past_the_memory_ceiling_is_recycled_and_its_successor_booted(world: AcpWorld) -> None:
+    async with world.pool() as pool:
         backend = world.backend(pool)
-        await collect(backend, world.spec("hi"))
+        first = await collect(backend, world.spec("hi"))
+        assert isinstance(first[0], SessionStarted)
         pid = pool.processes[0]
-        assert group_rss(pid) > 50 * 1024 * 1024  # a live CLI holds far more than the 1-byte ceiling
+        assert group_rss(pid) > 50 * 1024 * 1024  # a live CLI holds far more than the 1-byte ceiling below
+        pool.max_rss_bytes = 1
         pool.check_now()
         await wait_until_gone([pid])
-        assert pool.processes == []
+        pool.max_rss_bytes = 1 << 40
+        with anyio.fail_after(BOUND):
+            while not pool.processes:
+                await anyio.sleep(0.02)  # the successor boots in the background; no event tells the test
+        successor = pool.processes
+        later = await collect(backend, world.spec("[[fake:history]]", conversation_id=first[0].session_id))
+        assert text_of(later) == "turns=2"
+        assert pool.processes == successor != [pid]
+
+
+async def test_a_process_holding_max_sessions_is_recycled(world: AcpWorld) -> None:
+    async with world.pool(max_sessions=3) as pool:
+        backend = world.backend(pool)
+        await collect(backend, world.spec("one"))
+        pid = pool.processes[0]
+        await collect(backend, world.spec("two"))  # two sessions plus a spare: three
+        await wait_until_gone([pid])
+        assert text_of(await collect(backend, world.spec("three"))).endswith("three")
+        assert pool.processes and pool.processes != [pid]
+
+
+async def test_four_concurrent_fresh_asks_are_served_from_spares_the_second_time(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        await collect(backend, world.spec("warm up"))
+
+        async def burst() -> None:
+            async with anyio.create_task_group() as tg:
+                for n in range(4):
+                    tg.start_soon(collect, backend, world.spec(f"ask {n}"))
+
+        await burst()  # the first burst finds one spare and raises the spare count for its key
+        warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
+        with anyio.fail_after(BOUND):
+            while sum(map(len, warm.spares.values())) < 4:
+                await warm.spare_done.wait()
+        await burst()
+        assert pool.processes == [warm.connection.pid] if warm.connection else False
 
 
 async def test_the_pool_cap_evicts_the_least_recently_used_idle_process(world: AcpWorld) -> None:
