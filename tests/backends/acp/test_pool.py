@@ -7,7 +7,10 @@ import pytest
 
 from gemini_relay.backends.acp import AcpHandshakeError, WarmPool
 from gemini_relay.backends.acp.pool import group_rss
+from gemini_relay.backends.acp.session_files import _has_turns as has_turns  # pyright: ignore[reportPrivateUsage]
+from gemini_relay.backends.gemini_sessions import list_conversations
 from gemini_relay.core.events import SessionStarted
+from gemini_relay.errors import RunFailed
 from gemini_relay.supervise._posix import group_alive
 from tests.backends.acp.conftest import BOUND, AcpWorld, collect, text_of
 
@@ -172,3 +175,18 @@ async def test_a_binary_that_cannot_speak_acp_is_a_handshake_error(world: AcpWor
             await collect(backend, world.spec("hi"))
         with pytest.raises(AcpHandshakeError):  # remembered: no second boot attempt right away
             await collect(backend, world.spec("hi"))
+
+
+async def test_a_closed_pool_leaves_only_conversations_with_turns_on_disk(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        first = await collect(backend, world.spec("one"))
+        await collect(backend, world.spec("two"))
+        assert isinstance(first[0], SessionStarted)
+        with pytest.raises(RunFailed):
+            await collect(backend, world.spec("x", conversation_id="f418b4f2-6aa2-47e6-a247-419c7e6529a2"))
+    files = list(world.home.glob(".gemini/tmp/*/chats/session-*.jsonl"))
+    assert [f for f in files if not has_turns(f)] == []
+    assert len(files) == 2
+    listed = list_conversations(world.home, 20)
+    assert first[0].session_id in {c.id for c in listed} and len(listed) == 2

@@ -33,7 +33,7 @@ from gemini_relay.backends.acp.connection import (
     open_connection,
 )
 from gemini_relay.backends.acp.errors import session_failure
-from gemini_relay.backends.acp.session_files import protect_for_load, remove_load_leftovers
+from gemini_relay.backends.acp.session_files import protect_for_load, remove_history_less, remove_load_leftovers
 from gemini_relay.config import DEFAULT_WARM_IDLE
 from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger
@@ -97,6 +97,8 @@ class _Warm:
     prompts: int = 0
     draining: bool = False
     last_used: float = field(default_factory=time.monotonic)
+    started_at: float = field(default_factory=time.time)  # wall clock: compared with session files' start times
+    created: set[str] = field(default_factory=set[str])  # every session/new id: their unused files are swept
     rss_checked: float = field(default_factory=time.monotonic)
 
     @property
@@ -257,6 +259,7 @@ class WarmPool:
         session_id = result.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             raise RunFailed("gemini --acp answered session/new without a session id")
+        warm.created.add(session_id)
         return _state(session_id, cwd, result)
 
     def _replenish(self, warm: _Warm, key: _SpareKey) -> None:
@@ -288,29 +291,26 @@ class WarmPool:
                 state = None
             done, warm.spare_done = warm.spare_done, anyio.Event()
             done.set()  # waiters take the spare, or make their own session when there is none
-        if state is not None:
-            await self._forget_spares(warm.launch, [state])
-
-    async def _forget_spares(self, launch: Launch, spares: list[SessionState]) -> None:
-        """A spare never used leaves a history-less session file; it is nobody's conversation."""
-        home = _cli_home(launch.env)
-        for state in spares:
-            await anyio.to_thread.run_sync(remove_load_leftovers, home, state.session_id, [])
+        # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
         home = _cli_home(launch.env)
         keep = await anyio.to_thread.run_sync(protect_for_load, home, session_id)
-        async with connection.listen(session_id) as replay:
-            result = await connection.request(
-                "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}
-            )
-            # The replayed history must not reach the first prompt's answer.
-            with anyio.move_on_after(REPLAY_SETTLE):
-                async for item in replay:
-                    update = item.payload.get("update") if item.kind == "update" else None
-                    if isinstance(update, dict) and update.get("sessionUpdate") == "available_commands_update":  # pyright: ignore[reportUnknownMemberType]
-                        break
-        await anyio.to_thread.run_sync(remove_load_leftovers, home, session_id, keep)
+        try:
+            async with connection.listen(session_id) as replay:
+                result = await connection.request(
+                    "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}
+                )
+                # The replayed history must not reach the first prompt's answer.
+                with anyio.move_on_after(REPLAY_SETTLE):
+                    async for item in replay:
+                        update = item.payload.get("update") if item.kind == "update" else None
+                        if isinstance(update, dict) and update.get("sessionUpdate") == "available_commands_update":  # pyright: ignore[reportUnknownMemberType]
+                            break
+        finally:
+            # A failed load leaves its fresh empty recording too.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(remove_load_leftovers, home, session_id, keep)
         return result
 
     # -- processes --------------------------------------------------------------------------------------------
@@ -380,11 +380,13 @@ class WarmPool:
             with contextlib.suppress(ValueError):
                 self._warm.remove(warm)
             self._notify()
-            spares = [state for states in warm.spares.values() for state in states]
             warm.spares = {}
-            if spares:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
-                    await self._forget_spares(launch, spares)
+            # The process is gone: sweep the history-less recordings it left (unused spares, a spare cut off
+            # mid-creation, the session it opens in its own cwd at start); nobody can continue them.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                await anyio.to_thread.run_sync(
+                    remove_history_less, _cli_home(launch.env), warm.created, launch.cwd, warm.started_at
+                )
 
     def _retire(self, warm: _Warm, why: str) -> None:
         if warm.draining:
