@@ -86,6 +86,7 @@ class Settings:
         root = Path(root_raw).expanduser()
         if not root.is_dir():
             raise ConfigError(f"GEMINI_RELAY_PROJECT_ROOT={root_raw!r} is not a directory")
+        warm = _switch(env, "GEMINI_RELAY_WARM", default=False)
         return cls(
             backend=_backend(env.get("GEMINI_MCP_BACKEND")),
             gemini_cli_path=_text(env, "GEMINI_CLI_PATH"),
@@ -108,10 +109,11 @@ class Settings:
             env=env,
             fallback_model=_text(env, "GEMINI_FALLBACK_MODEL"),
             min_gap_seconds=_non_negative(env, "GEMINI_RELAY_MIN_GAP_MS", DEFAULT_MIN_GAP_MS) / 1000,
-            jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", DEFAULT_JITTER_MS) / 1000,
+            # The start jitter spreads CLI boots; a warm run boots nothing, so with warm on it defaults to none.
+            jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", 0.0 if warm else DEFAULT_JITTER_MS) / 1000,
             queue_wait_seconds=_queue_wait(env),
             warm_idle_seconds=_duration(env, "GEMINI_RELAY_WARM_IDLE", DEFAULT_WARM_IDLE),
-            warm=_switch(env, "GEMINI_RELAY_WARM", default=False),
+            warm=warm,
             warm_max_sessions=int(
                 _positive(env, "GEMINI_RELAY_WARM_MAX_SESSIONS", DEFAULT_WARM_MAX_SESSIONS, integer=True)
             ),

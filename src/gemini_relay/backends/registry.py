@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gemini_relay.backends.agy import AgyBackend
+from gemini_relay.backends.agy_warm import WarmAgyBackend
 from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.base import Backend
 from gemini_relay.backends.capabilities import Diagnoses, ListsConversations, ListsModels, ShowsHelp
@@ -45,7 +46,7 @@ class Entry:
 
 
 BACKENDS: tuple[Entry, ...] = (
-    Entry(BackendName.AGY, "agy (Antigravity CLI)", lambda s, p: AgyBackend(s, p)),
+    Entry(BackendName.AGY, "agy (Antigravity CLI)", lambda s, p: WarmAgyBackend(s, p), warm_capable=True),
     Entry(BackendName.GEMINI, "Gemini CLI", lambda s, p: GeminiBackend(s, p), warm_capable=True),
     Entry(BackendName.API, "Gemini API (google-genai)", lambda s, _p: ApiBackend(s)),
 )
