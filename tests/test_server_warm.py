@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -158,3 +159,16 @@ async def test_warm_off_never_starts_an_acp_process(relay: Relay) -> None:
         result = await client.call_tool("gemini-ask", {"prompt": "hi"})
         assert acp_processes(relay.home) == []
     assert "You said: hi" in text_of(result)
+
+
+async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves_none(agy_relay: Relay) -> None:
+    async with agy_relay.client(**WARM) as client:
+        first = await client.call_tool("gemini-ask", {"prompt": "say hi"})
+        second = await client.call_tool("gemini-ask", {"prompt": "again", "conversationId": thread_of(text_of(first))})
+    log = (agy_relay.base / "fake-agy.log").read_text(encoding="utf-8").splitlines()
+    starts = [json.loads(line) for line in log if '"event": "start"' in line]
+    runs = [s for s in starts if "--input-format" in s["argv"]]
+    assert len(runs) == 1  # one agy process answered both turns
+    assert "You said: again" in text_of(second) and thread_of(text_of(second)) == thread_of(text_of(first))
+    for start in runs:
+        assert not Path(f"/proc/{start['pid']}").exists() or b"Z" in Path(f"/proc/{start['pid']}/stat").read_bytes()
