@@ -13,6 +13,7 @@ import pytest
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS
 from tests.harness import Relay, cli_processes, wait_no_cli_processes
+from tests.test_server_literal import HIDDEN, leaked, plant
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +52,9 @@ async def wait_for_warm_process(home: Path) -> list[int]:
     return acp_processes(home)
 
 
-@pytest.mark.parametrize("prompt", ["say hi", "[[fake:unicode]]", "[[fake:big:40]]", "[[fake:error:500]]"])
+@pytest.mark.parametrize(
+    "prompt", ["say hi", "[[fake:unicode]]", "[[fake:big:40]]", "[[fake:error:500]]", "read @notes.md", "/help me"]
+)
 async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay: Relay, prompt: str) -> None:
     async with relay.client(GEMINI_RELAY_WARM="off") as client:
         cold = await client.call_tool("gemini-ask", {"prompt": prompt})
@@ -172,3 +175,19 @@ async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves
     assert "You said: again" in text_of(second) and thread_of(text_of(second)) == thread_of(text_of(first))
     for start in runs:
         assert not Path(f"/proc/{start['pid']}").exists() or b"Z" in Path(f"/proc/{start['pid']}/stat").read_bytes()
+
+
+async def test_a_warm_prompt_reads_no_file_through_an_at_and_runs_no_command_unless_allowed(relay: Relay) -> None:
+    plant(relay)
+    commands = relay.project / ".gemini" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "x.toml").write_text('prompt = "TEMPLATE-TEXT-5"\n', encoding="utf-8")
+    async with relay.client(**WARM) as client:
+        await wait_for_warm_process(relay.home)
+        plain = await client.call_tool("gemini-ask", {"prompt": f"summarise {HIDDEN}"})
+        refused = await client.call_tool("gemini-ask", {"prompt": "/x hello"})
+        allowed = await client.call_tool("gemini-ask", {"prompt": "/x hello", "allowSlashCommands": True})
+    assert not plain.is_error and not refused.is_error, (text_of(plain), text_of(refused))
+    assert leaked(relay) == []
+    assert "TEMPLATE-TEXT-5" not in json.dumps([r.body for r in relay.main_requests()[:2]])
+    assert "TEMPLATE-TEXT-5" in json.dumps(relay.main_requests()[-1].body) and not allowed.is_error

@@ -3,7 +3,8 @@
 The owner (the server today, the relay host tomorrow) calls `open()` in its own task, `prewarm()` once it serves,
 and `aclose()` at shutdown; a backend nobody opened (a `run-job` supervisor, GEMINI_RELAY_WARM=off) runs cold.
 A run falls back to cold `-p` when ACP is missing or fails its handshake, saying so once per process; runs the warm
-path cannot honour (addDirs, sandbox) go cold too, so both paths give the same answer for the same request.
+path cannot honour (addDirs, sandbox, a prompt starting with `/`, which ACP mode handles as its own commands) go cold
+too, so both paths give the same answer for the same request.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from gemini_relay.backends.acp import AcpBackend, AcpHandshakeError, WarmPool
+from gemini_relay.backends.acp.backend import takes_literally
 from gemini_relay.backends.gemini_cli import GeminiCliBackend
 from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
@@ -62,7 +64,7 @@ class GeminiBackend(GeminiCliBackend):
     async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
         acp = self._acp
         unavailable: str | None = None
-        if acp is not None and not spec.add_dirs and not spec.sandbox:
+        if acp is not None and not spec.add_dirs and not spec.sandbox and takes_literally(spec):
             # Notices come before the session: held back until the warm path is known to work, so a fallback
             # does not repeat them.
             held: list[AgentEvent] = []
