@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS
-from tests.harness import Relay, cli_processes, wait_no_cli_processes
+from tests.harness import Relay, cli_processes, processes_using, wait_no_cli_processes
 from tests.test_server_literal import HIDDEN, leaked, plant
 from tests.test_server_surface import text_of
 
@@ -191,3 +191,22 @@ async def test_a_warm_prompt_reads_no_file_through_an_at_and_runs_no_command_unl
     assert leaked(relay) == []
     assert "TEMPLATE-TEXT-5" not in json.dumps([r.body for r in relay.main_requests()[:2]])
     assert "TEMPLATE-TEXT-5" in json.dumps(relay.main_requests()[-1].body) and not allowed.is_error
+
+
+async def test_a_server_killed_with_sigkill_leaves_no_warm_cli_behind(relay: Relay) -> None:
+    pids: list[int] = []
+    left: list[int] | None = None
+    try:
+        async with relay.client(**WARM) as client:
+            pids = await wait_for_warm_process(relay.home)
+            await client.call_tool("gemini-ask", {"prompt": "hi"})
+            servers = [p for p in processes_using(relay.home) if b"gemini_relay" in _cmdline(p).split(b"\0")]
+            assert len(servers) == 1
+            os.kill(servers[0], signal.SIGKILL)
+            # The warm CLI reads its stdin from the server: EOF ends it, no signal needed.
+            await wait_no_cli_processes(relay.home)
+            left = cli_processes(relay.home)
+    except BaseException:
+        if left is None:
+            raise  # the connection dying with the server surfaces on leaving the client, after the checks
+    assert pids and left == []

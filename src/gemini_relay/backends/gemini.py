@@ -19,7 +19,7 @@ from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.errors import BackendUnavailable
+from gemini_relay.errors import BackendUnavailable, RelayError
 from gemini_relay.log import logger
 
 __all__ = ["GeminiBackend"]
@@ -86,6 +86,11 @@ class GeminiBackend(GeminiCliBackend):
                 unavailable = str(exc)
             except BackendUnavailable:
                 pass  # no binary: the cold path says so with its own checks
+            except RelayError:
+                if not started:  # failed opening the session: the notices still belong to the run, as on cold
+                    for notice in held:
+                        yield notice
+                raise
         if unavailable is not None:
             logger.warning("ACP unavailable (%s); running cold", unavailable)
             if not self._fallback_noted:

@@ -49,6 +49,7 @@ DEFAULT_MAX_SPARES = 4  # spare sessions per (cwd, mode, model): a burst of fres
 RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; not on every prompt
 REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
 HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
+SPARE_SETTLE = 1.0  # at close, how long a session/new in flight may take to answer (it takes ~30-70 ms)
 SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
 _Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
 _SpareKey = tuple[Path, str, str | None]  # (cwd, mode, model): a spare is made ready for exactly these
@@ -169,6 +170,12 @@ class WarmPool:
         self._closed = True
         for warm in self._warm:
             warm.draining = True
+        # A session/new in flight would leave a recording whose id nobody learns (and so nobody sweeps).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SPARE_SETTLE):  # bounded, even when cancelled
+            for warm in list(self._warm):
+                while sum(warm.spare_making.values()) and warm.connection is not None and warm.connection.alive:
+                    await warm.spare_done.wait()
+        for warm in self._warm:
             if warm.connection is not None:
                 warm.connection.close_soon()
         stack, self._exit_stack = self._exit_stack, None
@@ -291,6 +298,8 @@ class WarmPool:
                 state = None
             done, warm.spare_done = warm.spare_done, anyio.Event()
             done.set()  # waiters take the spare, or make their own session when there is none
+            if warm.draining:
+                _close_when_idle(warm)  # it waited for this spare's id (see _close_when_idle)
         # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
@@ -393,14 +402,12 @@ class WarmPool:
             return
         logger.info("Retiring warm gemini --acp: %s", why)
         warm.draining = True
-        if warm.active == 0 and warm.connection is not None:
-            warm.connection.close_soon()
+        _close_when_idle(warm)
         self._notify()
 
     def _after_prompt(self, warm: _Warm) -> None:
         if warm.draining:
-            if warm.active == 0 and warm.connection is not None:
-                warm.connection.close_soon()
+            _close_when_idle(warm)
         elif warm.prompts >= self.max_prompts:
             self._recycle(warm, f"served {warm.prompts} prompts")
         elif _session_count(warm) >= self.max_sessions:
@@ -446,6 +453,13 @@ class WarmPool:
 
 
 _SPARE_KEYS = 3  # (cwd, mode, model) keys whose spares are refilled
+
+
+def _close_when_idle(warm: _Warm) -> None:
+    """Close a draining process once no prompt runs and no session/new is in flight: a session whose creation is
+    cut off leaves a recording whose id nobody learns, so nobody could sweep it."""
+    if warm.active == 0 and not sum(warm.spare_making.values()) and warm.connection is not None:
+        warm.connection.close_soon()
 
 
 def _session_count(warm: _Warm) -> int:
