@@ -128,7 +128,7 @@ class WarmAgyBackend(AgyBackend):
             async for event in _turn(live, inv.stdin, seen, decoder, run, offset, self._settings.kill_grace):
                 yield event
             turn_done = seen.finished is not None and run.exit is not None and run.exit.returncode == 0
-            if live.alive and turn_done and seen.session_id:
+            if live.alive and turn_done and seen.session_id and self._stack is not None:  # not after aclose
                 live.conversation = seen.session_id
                 self._park(live)
                 parked = True
