@@ -2,7 +2,10 @@
 
 Prints: a raw ACP `session/prompt` on a warm process (a minimal client, none of our code), AcpBackend.run on a
 warm pool (a continued conversation, and a fresh one served from a spare session), 4 concurrent fresh runs on one
-process, and a bare `gemini -p` as the cold baseline. Run: `.venv/bin/python -m bench.bench_acp [--runs N]`
+process, and a bare `gemini -p` as the cold baseline; then through the MCP stdio server with GEMINI_RELAY_WARM=on
+(bench/warm_mcp.py): a later gemini-ask, 4 concurrent asks on one connection, a 200 KB answer's first chunk,
+gemini-cancel -> cancelled reply, and the server tree's memory with one warm CLI; each with its goal and ratio.
+Run: `.venv/bin/python -m bench.bench_acp [--runs N]`
 after scripts/test has installed the pinned CLI. Figures, never assertions.
 """
 
@@ -21,16 +24,20 @@ from typing import Any
 
 import anyio
 
+from bench.warm_mcp import warm_server
 from gemini_relay.backends.acp import AcpBackend, WarmPool
 from gemini_relay.backends.acp.pool import group_rss
 from gemini_relay.config import Settings
-from gemini_relay.core.events import AgentEvent, SessionStarted
+from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
 from gemini_relay.core.spec import RunSpec
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
 
 MODEL = "gemini-2.5-pro"
 PACE = 0.2  # seconds between warm calls (not timed)
+BURST_PACE = 1.0  # seconds between bursts of 4 (not timed): the spares a burst used are made again meanwhile
+RAW_BURST: list[float] = []  # raw ACP: 4 prompts on 4 fresh sessions at once (session/new not timed)
+RAW_BIG: list[float] = []  # raw ACP prompts answering 200 KB (whole answer), filled by raw_prompts
 
 
 def ms(seconds: float) -> str:
@@ -57,6 +64,24 @@ class RawAcp:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
         self.next_id = 0
+
+    async def burst(self, sessions: list[str]) -> float:
+        """Prompts on every session at once; the time until the last response."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        start = time.perf_counter()
+        ids = set()
+        for session in sessions:
+            self.next_id += 1
+            ids.add(self.next_id)
+            params = {"sessionId": session, "prompt": [{"type": "text", "text": "burst"}]}
+            line = {"jsonrpc": "2.0", "id": self.next_id, "method": "session/prompt", "params": params}
+            self.proc.stdin.write((json.dumps(line) + "\n").encode())
+        await self.proc.stdin.drain()
+        while ids:
+            message = json.loads(await self.proc.stdout.readline())
+            if "method" not in message:
+                ids.discard(message.get("id"))
+        return time.perf_counter() - start
 
     async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -94,6 +119,21 @@ async def raw_prompts(env: dict[str, str], cwd: Path, n: int) -> tuple[list[floa
             await raw.call("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": f"p{i}"}]})
             if i:  # the first prompt of a session pays one-off setup
                 samples.append(time.perf_counter() - start)
+        big = []
+        for _ in range(5):
+            start = time.perf_counter()
+            await raw.call(
+                "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "[[fake:big:200]]"}]}
+            )
+            big.append(time.perf_counter() - start)
+        RAW_BIG.extend(big)
+        for _ in range(5):
+            fresh_ids = [
+                (await raw.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
+                for _ in range(4)
+            ]
+            await asyncio.sleep(PACE)
+            RAW_BURST.append(await raw.burst(fresh_ids))
         for i in range(max(n // 4, 3)):
             fresh = (await raw.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
             await asyncio.sleep(PACE)
@@ -128,16 +168,26 @@ async def warm_runs(settings: Settings, cwd: Path, n: int) -> dict[str, Any]:
             spec = RunSpec(tool="gemini-ask", prompt=f"c{i}", cwd=cwd, conversation_id=started.session_id)
             continued.append((await timed_run(backend, spec))[0])
             fresh.append((await timed_run(backend, RunSpec(tool="gemini-ask", prompt=f"n{i}", cwd=cwd)))[0])
-        concurrent = []
-        for _ in range(3):
+        cancels = []
+        for _ in range(5):
             await anyio.sleep(PACE)
+            run = backend.run(RunSpec(tool="gemini-ask", prompt="[[fake:stall]]", cwd=cwd))
+            async for event in run:
+                if isinstance(event, TextDelta):
+                    break
+            start = time.perf_counter()
+            await run.aclose()  # session/cancel, then the prompt's `cancelled` answer
+            cancels.append(time.perf_counter() - start)
+        concurrent = []
+        for _ in range(5):
+            await anyio.sleep(BURST_PACE)
             start = time.perf_counter()
             async with anyio.create_task_group() as tg:
                 for j in range(4):
                     tg.start_soon(timed_run, backend, RunSpec(tool="gemini-ask", prompt=f"q{j}", cwd=cwd))
             concurrent.append(time.perf_counter() - start)
         rss = group_rss(pool.processes[0]) if pool.processes else 0
-    return {"continued": continued, "fresh": fresh, "concurrent": concurrent, "rss": rss}
+    return {"continued": continued, "fresh": fresh, "concurrent": concurrent, "rss": rss, "cancel": cancels}
 
 
 def main() -> None:
@@ -157,6 +207,16 @@ def main() -> None:
         bare = [bare_cli(cli_env, project) for _ in range(5)]
         raw, raw_first = asyncio.run(raw_prompts(cli_env, project, args.runs))
         warm = anyio.run(warm_runs, settings, project, args.runs)
+        server_env = {
+            **cli_env,
+            "GEMINI_CLI_PATH": str(REPO_GEMINI_CLI),
+            "GEMINI_RELAY_PROJECT_ROOT": str(project),
+            "GEMINI_MCP_BACKEND": "gemini",
+            "GEMINI_DEFAULT_MODEL": MODEL,
+        }
+        served = anyio.run(
+            warm_server, server_env, project, args.runs, lambda: api.wait_for_requests(len(api.requests) + 1, 20.0)
+        )
     r = statistics.median(raw)
     cont, fresh = statistics.median(warm["continued"]), statistics.median(warm["fresh"])
     b = statistics.median(bare)
@@ -166,9 +226,32 @@ def main() -> None:
     rf = statistics.median(raw_first)
     print(f"raw first prompt of a fresh session    {ms(rf)}   (session/new not timed)")
     print(f"AcpBackend.run, new conversation       {ms(fresh)}   ratio {fresh / rf:6.2f}x raw first prompt")
-    print(f"4 concurrent runs, one process, total  {ms(statistics.median(warm['concurrent']))}")
+    burst = statistics.median(RAW_BURST)
+    print(f"raw ACP, 4 prompts at once, total      {ms(burst)}   (4 fresh sessions, session/new not timed)")
+    in_proc = statistics.median(warm["concurrent"])
+    print(f"4 concurrent runs, one process, total  {ms(in_proc)}   ratio {in_proc / burst:6.2f}x raw")
     print(f"bare gemini -p (cold baseline)         {ms(b)}   warm run is {b / cont:6.1f}x faster")
     print(f"RSS of the warm process group          {warm['rss'] / (1024 * 1024):9.1f} MB")
+    print(f"AcpBackend cancel -> turn cancelled    {ms(statistics.median(warm['cancel']))}   goal <= 100 ms")
+    print("-- through the MCP stdio server, GEMINI_RELAY_WARM=on --")
+    later = statistics.median(served["later"])
+    print(f"gemini-ask, later call                 {ms(later)}   ratio {later / r:6.2f}x raw   goal <= 3x, <= 25 ms")
+    conc = statistics.median(served["concurrent"])
+    print(f"4 concurrent gemini-ask, total         {ms(conc)}   ratio {conc / burst:6.2f}x raw   goal <= 50 ms")
+    big, raw_big = statistics.median(served["big"]), statistics.median(RAW_BIG)
+    print(
+        f"200 KB answer, first chunk             {ms(big)}   ratio {big / raw_big:6.2f}x raw whole answer"
+        "   goal <= 150 ms"
+    )
+    cancel = statistics.median(served["cancel"])
+    print(f"gemini-cancel -> cancelled reply       {ms(cancel)}   goal <= 100 ms")
+    mb = 1024 * 1024
+    print(
+        f"memory, server tree with one warm CLI  {served['tree_rss_fresh'] / mb:9.1f} MB after the first call, "
+        f"{served['tree_rss'] / mb:.1f} MB after all of the above (server {served['server_rss'] / mb:.1f} MB)"
+        "   goal <= 300 MB"
+    )
+    print(f"cold bare gemini -p vs warm gemini-ask {b / later:9.1f}x faster")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ DEFAULT_JITTER_MS = 200.0
 # a clear message around when clients configured as the README suggests (tool_timeout_sec = 600) give up anyway.
 DEFAULT_QUEUE_WAIT = 600.0
 DEFAULT_WARM_IDLE = 600.0  # a warm `gemini --acp` holds ~260 MB; one unused this long is stopped
+DEFAULT_WARM_MAX_SESSIONS = 24  # sessions one warm CLI serves before it is recycled (each costs it ~3.5 MB)
+DEFAULT_WARM_MAX_RSS_MB = 360  # a warm CLI past this resident size is recycled (a fresh one holds ~260 MB)
 # Per-backend fallback when GEMINI_FALLBACK_MODEL is unset. agy has none: its quota is one bucket per model group
 # (all Gemini models share it) and agy retries an exhausted quota itself until --print-timeout, so a second Gemini
 # model would fail the same way after spending the rest of the deadline.
@@ -71,6 +73,11 @@ class Settings:
     jitter_seconds: float = DEFAULT_JITTER_MS / 1000
     queue_wait_seconds: float | None = DEFAULT_QUEUE_WAIT  # None: wait without limit
     warm_idle_seconds: float = DEFAULT_WARM_IDLE
+    # GEMINI_RELAY_WARM: serve runs from warm processes (Gemini CLI over ACP, agy stream-json). Off by default
+    # until the relay host owns them: a warm run lives in the server process, not in a durable supervisor.
+    warm: bool = False
+    warm_max_sessions: int = DEFAULT_WARM_MAX_SESSIONS
+    warm_max_rss_mb: int = DEFAULT_WARM_MAX_RSS_MB
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> Settings:
@@ -79,6 +86,7 @@ class Settings:
         root = Path(root_raw).expanduser()
         if not root.is_dir():
             raise ConfigError(f"GEMINI_RELAY_PROJECT_ROOT={root_raw!r} is not a directory")
+        warm = _switch(env, "GEMINI_RELAY_WARM", default=False)
         return cls(
             backend=_backend(env.get("GEMINI_MCP_BACKEND")),
             gemini_cli_path=_text(env, "GEMINI_CLI_PATH"),
@@ -101,9 +109,15 @@ class Settings:
             env=env,
             fallback_model=_text(env, "GEMINI_FALLBACK_MODEL"),
             min_gap_seconds=_non_negative(env, "GEMINI_RELAY_MIN_GAP_MS", DEFAULT_MIN_GAP_MS) / 1000,
-            jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", DEFAULT_JITTER_MS) / 1000,
+            # The start jitter spreads CLI boots; a warm run boots nothing, so with warm on it defaults to none.
+            jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", 0.0 if warm else DEFAULT_JITTER_MS) / 1000,
             queue_wait_seconds=_queue_wait(env),
             warm_idle_seconds=_duration(env, "GEMINI_RELAY_WARM_IDLE", DEFAULT_WARM_IDLE),
+            warm=warm,
+            warm_max_sessions=int(
+                _positive(env, "GEMINI_RELAY_WARM_MAX_SESSIONS", DEFAULT_WARM_MAX_SESSIONS, integer=True)
+            ),
+            warm_max_rss_mb=int(_positive(env, "GEMINI_RELAY_WARM_MAX_RSS_MB", DEFAULT_WARM_MAX_RSS_MB, integer=True)),
         )
 
     def fallback_for(self, backend: BackendName) -> str | None:
@@ -168,6 +182,17 @@ def default_state_dir(env: Mapping[str, str]) -> Path:
 
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _switch(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "on", "true", "yes"):
+        return True
+    if raw in ("0", "off", "false", "no"):
+        return False
+    raise ConfigError(f"{name}={raw!r} must be on or off")
 
 
 def _duration(env: Mapping[str, str], name: str, default: float) -> float:

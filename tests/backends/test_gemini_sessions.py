@@ -153,10 +153,22 @@ def test_a_long_or_multiline_first_prompt_is_flattened_and_shortened(tmp_path: P
 
 
 def test_a_session_without_a_user_message_has_an_empty_first_prompt(tmp_path: Path) -> None:
-    write_session(tmp_path, "proj", "aaaaaaaa-0000-0000-0000-000000000000", records=[], mtime=1)
+    records: list[dict[str, Any]] = [{"id": "m2", "type": "gemini", "content": "an answer"}]
+    write_session(tmp_path, "proj", "aaaaaaaa-0000-0000-0000-000000000000", records=records, mtime=1)
     (conversation,) = list_conversations(tmp_path, 5)
     assert conversation.first_prompt == ""
     assert conversation.last_active == "2026-11-30T08:00:00.000Z"
+
+
+def test_a_history_less_recording_is_nobodys_conversation_and_is_not_listed(tmp_path: Path) -> None:
+    # What an unused warm session or a failed load leaves: a header and the workspace preamble, no turn.
+    preamble: list[dict[str, Any]] = [
+        {"$set": {"messages": [{"type": "user", "content": [{"text": SESSION_CONTEXT}]}]}}
+    ]
+    write_session(tmp_path, "proj", "aaaaaaaa-0000-0000-0000-000000000000", records=[], mtime=1)
+    write_session(tmp_path, "proj", "bbbbbbbb-0000-0000-0000-000000000000", records=preamble, mtime=2)
+    write_session(tmp_path, "proj", "cccccccc-0000-0000-0000-000000000000", mtime=3)
+    assert [c.id for c in list_conversations(tmp_path, 5)] == ["cccccccc-0000-0000-0000-000000000000"]
 
 
 def test_the_latest_set_patch_gives_the_last_activity(tmp_path: Path) -> None:
@@ -187,7 +199,10 @@ def test_the_last_activity_of_a_long_session_comes_from_its_end(tmp_path: Path) 
 def test_without_any_update_time_the_start_time_is_used(tmp_path: Path) -> None:
     path = tmp_path / ".gemini" / "tmp" / "proj" / "chats" / "session-2026-11-30T08-00-aaaaaaaa.jsonl"
     path.parent.mkdir(parents=True)
-    path.write_text('{"sessionId": "aaaaaaaa", "startTime": "2026-01-01T00:00:00Z"}\n', encoding="utf-8")
+    path.write_text(
+        '{"sessionId": "aaaaaaaa", "startTime": "2026-01-01T00:00:00Z"}\n{"type": "user", "content": "q"}\n',
+        encoding="utf-8",
+    )
     (conversation,) = list_conversations(tmp_path, 5)
     assert conversation.last_active == "2026-01-01T00:00:00Z"
     assert conversation.cwd == ""  # no .project_root next to chats/

@@ -18,6 +18,7 @@ from gemini_relay.backends import agy_surface as surface
 from gemini_relay.backends.agy_args import (
     FLOOR_CAPABILITIES,
     Capabilities,
+    Invocation,
     build_invocation,
     parse_go_duration,
     parse_help,
@@ -275,17 +276,7 @@ class AgyBackend:
             yield seen.apply(SessionStarted("", model=inv.model))
         decoder = AgyDecoder()
         run = CliRun()
-        async for event in stream_cli(
-            seen,
-            inv.argv,
-            env=self.env(),
-            cwd=_physical(spec.cwd),
-            stdin=inv.stdin,
-            decoder=decoder,
-            grace=self._settings.kill_grace,
-            install_hint=INSTALL_HINT,
-            run=run,
-        ):
+        async for event in self._execute(seen, inv, _physical(spec.cwd), decoder, run):
             yield event
         assert run.exit is not None
         exit_ = run.exit
@@ -307,6 +298,22 @@ class AgyBackend:
             logger.info("agy exited %d (%s)", exit_.returncode, failure.reason)
             raise failure
         yield verdict(seen, partial=is_partial(notices))
+
+    def _execute(
+        self, seen: Transcript, inv: Invocation, cwd: Path, decoder: AgyDecoder, run: CliRun
+    ) -> AsyncIterator[AgentEvent]:
+        """One agy process for this run (a warm subclass serves turns from a live one); fills `run.exit`."""
+        return stream_cli(
+            seen,
+            inv.argv,
+            env=self.env(),
+            cwd=cwd,
+            stdin=inv.stdin,
+            decoder=decoder,
+            grace=self._settings.kill_grace,
+            install_hint=INSTALL_HINT,
+            run=run,
+        )
 
     async def _catalog_for(self, spec: RunSpec) -> Catalog:
         """The live catalog only when it matters: a label, a family or an effort to fold into the model id."""

@@ -55,6 +55,7 @@ def _read(path: Path) -> Conversation | None:
         return None
     last = header.get("lastUpdated") or header.get("startTime") or ""
     first_prompt = ""
+    turns = False
     for line in lines[1:]:
         record = _json(line)
         if record is None:
@@ -62,8 +63,12 @@ def _read(path: Path) -> Conversation | None:
         patch = record.get("$set")
         if isinstance(patch, dict) and isinstance(patch.get("lastUpdated"), str):  # pyright: ignore[reportUnknownMemberType]
             last = patch["lastUpdated"]  # pyright: ignore[reportUnknownVariableType]
+        if record.get("type") in ("user", "gemini"):
+            turns = True
         if not first_prompt and record.get("type") == "user":
             first_prompt = _text(record.get("content"))
+    if not turns and not more:
+        return None  # a history-less recording (an unused warm session, a failed load): nobody's conversation
     if more:
         last = _last_update(path) or last
     project_root = path.parent.parent / ".project_root"

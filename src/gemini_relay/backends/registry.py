@@ -6,13 +6,14 @@ tool asks `provider(<capability protocol>)` for the active backend instead of br
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 from gemini_relay.backends.agy import AgyBackend
+from gemini_relay.backends.agy_warm import WarmAgyBackend
 from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.base import Backend
 from gemini_relay.backends.capabilities import (
@@ -25,6 +26,7 @@ from gemini_relay.backends.capabilities import (
     Traits,
     WarmsUp,
 )
+from gemini_relay.backends.gemini import GeminiBackend
 from gemini_relay.backends.gemini_cli import GeminiCliBackend
 from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
@@ -49,11 +51,12 @@ class Entry:
     label: str  # for messages: "agy (Antigravity CLI)"
     build: Callable[[Settings, ProbeCache], _Buildable]
     runner: RunnerKind = RunnerKind.DURABLE
+    warm_capable: bool = False  # with GEMINI_RELAY_WARM on, its runs are served in-process from warm children
 
 
 BACKENDS: tuple[Entry, ...] = (
-    Entry(BackendName.AGY, "agy (Antigravity CLI)", lambda s, p: AgyBackend(s, p)),
-    Entry(BackendName.GEMINI, "Gemini CLI", lambda s, p: GeminiCliBackend(s, p)),
+    Entry(BackendName.AGY, "agy (Antigravity CLI)", lambda s, p: WarmAgyBackend(s, p), warm_capable=True),
+    Entry(BackendName.GEMINI, "Gemini CLI", lambda s, p: GeminiBackend(s, p), warm_capable=True),
     Entry(BackendName.API, "Gemini API (google-genai)", lambda s, _p: ApiBackend(s)),
 )
 
@@ -77,7 +80,10 @@ class BackendRegistry:
         """`overrides` replaces the named backends with ready-made ones (tests: a scripted backend, no process)."""
         self.settings = settings
         probes = probes or ProbeCache(settings.state_dir / "probes")
-        self.entries: Mapping[BackendName, Entry] = {entry.name: entry for entry in BACKENDS}
+        # A warm child lives in the process that owns it, so a warm backend's runs are inline, not supervised.
+        self.entries: Mapping[BackendName, Entry] = {
+            e.name: replace(e, runner=RunnerKind.INLINE) if e.warm_capable and settings.warm else e for e in BACKENDS
+        }
         built: dict[BackendName, Backend] = {e.name: e.build(settings, probes) for e in BACKENDS}
         self.backends: Mapping[BackendName, Backend] = {**built, **(overrides or {})}
         self._auto: Selection | None = None
@@ -94,6 +100,27 @@ class BackendRegistry:
         backend = self.backends[BackendName.GEMINI]
         assert isinstance(backend, GeminiCliBackend)
         return backend
+
+    async def open(self) -> None:
+        """Enter every backend's warm pool in the owner's task (which must also call `aclose`)."""
+        for backend in self.backends.values():
+            opener: Callable[[], Awaitable[None]] | None = getattr(backend, "open", None)
+            if opener is not None:
+                await opener()
+
+    def prewarm(self) -> None:
+        """Boot the warm process of every backend that keeps one, in the background."""
+        for backend in self.backends.values():
+            start: Callable[[], None] | None = getattr(backend, "prewarm", None)
+            if start is not None:
+                start()
+
+    async def aclose(self) -> None:
+        """Stop every warm child of every backend (each one's group: SIGTERM, grace, SIGKILL)."""
+        for backend in self.backends.values():
+            closer: Callable[[], Awaitable[None]] | None = getattr(backend, "aclose", None)
+            if closer is not None:
+                await closer()
 
     def validate_config(self) -> None:
         """Fail fast on settings that name a backend explicitly (an explicit AGY_CLI_PATH that is not there)."""

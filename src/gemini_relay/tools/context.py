@@ -62,7 +62,9 @@ class Deps:
             logger.info("Job %s ended: %s", record.run_id, exc)
 
     async def warm_up(self) -> None:
-        """Warm the active backend in the background, so the first call does not pay for `--help`."""
+        """Probe the active backend in the background, so the first call does not pay for `--help`, and boot the
+        warm processes (when the registry's pools are open) so the first call is warm too."""
+        self.registry.prewarm()
         try:
             await self.registry.warm_up()
         except RelayError as exc:  # the first real call reports it properly

@@ -30,12 +30,17 @@ async def run_server(deps: Deps, http: HttpOptions | None = None, sock: socket.s
     background = [deps.warm_up, deps.maintain]
     async with anyio.create_task_group() as followers:
         deps.background = followers
-        if http is None or sock is None:
-            await serve_stdio(server, background, deps.engine.detach)
-        else:
-            from gemini_relay.transports.http import serve_http  # uvicorn is only imported when serving HTTP
+        await deps.registry.open()  # warm pools live in this task, so they close here too
+        try:
+            if http is None or sock is None:
+                await serve_stdio(server, background, deps.engine.detach)
+            else:
+                from gemini_relay.transports.http import serve_http  # uvicorn is only imported when serving HTTP
 
-            await serve_http(server, http, sock, background, deps.engine.detach, page=_page(deps))
+                await serve_http(server, http, sock, background, deps.engine.detach, page=_page(deps))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await deps.registry.aclose()  # no warm child outlives the server
         followers.cancel_scope.cancel()  # followers of detached jobs stop; the jobs themselves run on
 
 

@@ -37,3 +37,9 @@ def test_an_unknown_conversation_names_the_id_and_the_way_out() -> None:
 def test_a_missing_key_is_an_authentication_failure() -> None:
     failure = session_failure(AcpRpcError(-32000, "Gemini API key is missing or not configured."), None)
     assert "authentication failed" in str(failure) and "GEMINI_API_KEY" in str(failure)
+
+
+def test_a_raw_api_error_body_is_reduced_to_the_apis_message_like_the_cold_path() -> None:
+    body = '{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}'
+    failure = prompt_failure(AcpRpcError(500, body))
+    assert failure.message == "The Gemini API had an internal error (HTTP 500): An internal error has occurred."

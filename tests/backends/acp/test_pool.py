@@ -7,7 +7,10 @@ import pytest
 
 from gemini_relay.backends.acp import AcpHandshakeError, WarmPool
 from gemini_relay.backends.acp.pool import group_rss
+from gemini_relay.backends.acp.session_files import _has_turns as has_turns  # pyright: ignore[reportPrivateUsage]
+from gemini_relay.backends.gemini_sessions import list_conversations
 from gemini_relay.core.events import SessionStarted
+from gemini_relay.errors import RunFailed
 from gemini_relay.supervise._posix import group_alive
 from tests.backends.acp.conftest import BOUND, AcpWorld, collect, text_of
 
@@ -101,15 +104,54 @@ async def test_a_process_is_recycled_after_max_prompts(world: AcpWorld) -> None:
         assert pool.processes != [pid]
 
 
-async def test_a_process_past_the_memory_ceiling_is_recycled(world: AcpWorld) -> None:
-    async with world.pool(max_rss_bytes=1) as pool:
+async def test_a_process_past_the_memory_ceiling_is_recycled_and_its_successor_booted(world: AcpWorld) -> None:
+    async with world.pool() as pool:
         backend = world.backend(pool)
-        await collect(backend, world.spec("hi"))
+        first = await collect(backend, world.spec("hi"))
+        assert isinstance(first[0], SessionStarted)
         pid = pool.processes[0]
-        assert group_rss(pid) > 50 * 1024 * 1024  # a live CLI holds far more than the 1-byte ceiling
+        assert group_rss(pid) > 50 * 1024 * 1024  # a live CLI holds far more than the 1-byte ceiling below
+        pool.max_rss_bytes = 1
         pool.check_now()
         await wait_until_gone([pid])
-        assert pool.processes == []
+        pool.max_rss_bytes = 1 << 40
+        with anyio.fail_after(BOUND):
+            while not pool.processes:
+                await anyio.sleep(0.02)  # the successor boots in the background; no event tells the test
+        successor = pool.processes
+        later = await collect(backend, world.spec("[[fake:history]]", conversation_id=first[0].session_id))
+        assert text_of(later) == "turns=2"
+        assert pool.processes == successor != [pid]
+
+
+async def test_a_process_holding_max_sessions_is_recycled(world: AcpWorld) -> None:
+    async with world.pool(max_sessions=3) as pool:
+        backend = world.backend(pool)
+        await collect(backend, world.spec("one"))
+        pid = pool.processes[0]
+        await collect(backend, world.spec("two"))  # two sessions plus a spare: three
+        await wait_until_gone([pid])
+        assert text_of(await collect(backend, world.spec("three"))).endswith("three")
+        assert pool.processes and pool.processes != [pid]
+
+
+async def test_four_concurrent_fresh_asks_are_served_from_spares_the_second_time(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        await collect(backend, world.spec("warm up"))
+
+        async def burst() -> None:
+            async with anyio.create_task_group() as tg:
+                for n in range(4):
+                    tg.start_soon(collect, backend, world.spec(f"ask {n}"))
+
+        await burst()  # the first burst finds one spare and raises the spare count for its key
+        warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
+        with anyio.fail_after(BOUND):
+            while sum(map(len, warm.spares.values())) < 4:
+                await warm.spare_done.wait()
+        await burst()
+        assert pool.processes == [warm.connection.pid] if warm.connection else False
 
 
 async def test_the_pool_cap_evicts_the_least_recently_used_idle_process(world: AcpWorld) -> None:
@@ -133,3 +175,18 @@ async def test_a_binary_that_cannot_speak_acp_is_a_handshake_error(world: AcpWor
             await collect(backend, world.spec("hi"))
         with pytest.raises(AcpHandshakeError):  # remembered: no second boot attempt right away
             await collect(backend, world.spec("hi"))
+
+
+async def test_a_closed_pool_leaves_only_conversations_with_turns_on_disk(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        first = await collect(backend, world.spec("one"))
+        await collect(backend, world.spec("two"))
+        assert isinstance(first[0], SessionStarted)
+        with pytest.raises(RunFailed):
+            await collect(backend, world.spec("x", conversation_id="f418b4f2-6aa2-47e6-a247-419c7e6529a2"))
+    files = list(world.home.glob(".gemini/tmp/*/chats/session-*.jsonl"))
+    assert [f for f in files if not has_turns(f)] == []
+    assert len(files) == 2
+    listed = list_conversations(world.home, 20)
+    assert first[0].session_id in {c.id for c in listed} and len(listed) == 2

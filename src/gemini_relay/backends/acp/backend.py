@@ -23,6 +23,7 @@ from gemini_relay.backends.acp.updates import UpdateTranslator
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli_args import SESSION_ID, resolve_model, with_schema_instruction
+from gemini_relay.backends.literal_prompt import neutralise_prompt
 from gemini_relay.backends.probe import locate
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
@@ -35,7 +36,14 @@ INSTALL_HINT = (
     "Install it with `npm install -g @google/gemini-cli` (Node 20+) or set GEMINI_CLI_PATH to the gemini binary."
 )
 
-__all__ = ["AcpBackend"]
+__all__ = ["AcpBackend", "takes_literally"]
+
+
+def takes_literally(spec: RunSpec) -> bool:
+    """Whether a warm session treats the prompt as the cold path does. Not one starting with `/`: ACP mode has its
+    own command handling (built-ins like /help answer differently, project commands do not run when allowed), so
+    such a prompt runs cold. `@` is escaped alike on both paths (see _prepare) and reads no file on either."""
+    return not spec.prompt.lstrip().startswith("/")
 
 
 class AcpBackend:
@@ -135,7 +143,8 @@ class AcpBackend:
             notices.append(
                 "jsonSchema: the Gemini CLI has no schema flag; the schema was given to the model as an instruction."
             )
-        return prompt, model, notices
+        # As on the cold path, last and over the whole text: no `@` expands, a leading `/name` runs only when allowed.
+        return neutralise_prompt(prompt, allow_slash_commands=spec.allow_slash_commands), model, notices
 
 
 async def _configure(lease: Lease, mode: str, model: str | None) -> None:

@@ -3,6 +3,8 @@ the model fallback and backends/capacity.py treat a warm failure exactly like a 
 
 from __future__ import annotations
 
+import json
+
 from gemini_relay.backends.acp.connection import AcpRpcError
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import InputError, RunFailed
@@ -13,7 +15,7 @@ _NOT_FOUND_WORDING = ("Session not found", "Invalid session identifier", "No pre
 
 def prompt_failure(error: AcpRpcError, *, partial_text: str = "") -> RunFailed:
     """The failure for an error answer to `session/prompt` (the CLI puts the HTTP status in `code`)."""
-    text = (error.details or error.message or "no details").strip()
+    text = _api_message((error.details or error.message or "no details").strip())
     status = error.code if 400 <= error.code <= 599 else None
     if status == 429:
         failure = RunFailed(
@@ -39,6 +41,20 @@ def prompt_failure(error: AcpRpcError, *, partial_text: str = "") -> RunFailed:
     failure.http_status = status
     failure.partial_text = partial_text
     return failure
+
+
+def _api_message(text: str) -> str:
+    """The API's own message when the CLI passes the raw error body (`{"error":{"message":…}}`) as the message:
+    the cold path's stream-json carries just that message, and both paths must word a failure alike."""
+    if not text.startswith("{"):
+        return text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    inner = body.get("error") if isinstance(body, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return message.strip() if isinstance(message, str) and message.strip() else text
 
 
 def auth_failure(error: AcpRpcError) -> RunFailed:

@@ -33,7 +33,7 @@ from gemini_relay.backends.acp.connection import (
     open_connection,
 )
 from gemini_relay.backends.acp.errors import session_failure
-from gemini_relay.backends.acp.session_files import protect_for_load, remove_load_leftovers
+from gemini_relay.backends.acp.session_files import protect_for_load, remove_history_less, remove_load_leftovers
 from gemini_relay.config import DEFAULT_WARM_IDLE
 from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger
@@ -42,13 +42,17 @@ from gemini_relay.supervise.process import DEFAULT_GRACE
 
 DEFAULT_MAX_PROCESSES = 2
 DEFAULT_MAX_PROMPTS = 500
-DEFAULT_MAX_SESSIONS = 100
-DEFAULT_MAX_RSS = 1024 * 1024 * 1024  # a fresh CLI holds ~260 MB; four times that is a leak, not a workload
+# Each session the CLI has seen costs it ~3.5 MB it never gives back (no session/close): 45 sessions held ~420 MB.
+DEFAULT_MAX_SESSIONS = 24
+DEFAULT_MAX_RSS = 360 * 1024 * 1024  # a fresh CLI holds ~260 MB; past this a fresh process is cheaper
+DEFAULT_MAX_SPARES = 4  # spare sessions per (cwd, mode, model): a burst of fresh asks beyond it waits for session/new
 RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; not on every prompt
 REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
 HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
+SPARE_SETTLE = 1.0  # at close, how long a session/new in flight may take to answer (it takes ~30-70 ms)
 SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
 _Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
+_SpareKey = tuple[Path, str, str | None]  # (cwd, mode, model): a spare is made ready for exactly these
 # Cosmetic variables: two callers differing only in these share a process.
 _UNKEYED = frozenset({"TERM", "SHELL", "USER", "LANG", "NO_COLOR"})
 
@@ -85,13 +89,17 @@ class _Warm:
     connection: AcpConnection | None = None
     error: BaseException | None = None
     sessions: dict[str, SessionState] = field(default_factory=dict[str, SessionState])
-    spares: dict[Path, SessionState] = field(default_factory=dict[Path, SessionState])
-    spare_made: dict[Path, anyio.Event] = field(default_factory=dict[Path, anyio.Event])  # spares being made
+    spares: dict[_SpareKey, list[SessionState]] = field(default_factory=dict[_SpareKey, list[SessionState]])
+    spare_target: dict[_SpareKey, int] = field(default_factory=dict[_SpareKey, int])  # grows with demand
+    spare_making: dict[_SpareKey, int] = field(default_factory=dict[_SpareKey, int])  # spares being made
+    spare_done: anyio.Event = field(default_factory=anyio.Event)  # set (and replaced) as each spare is made
     new_lock: anyio.Lock = field(default_factory=anyio.Lock)  # concurrent session/new contend inside the CLI
     active: int = 0
     prompts: int = 0
     draining: bool = False
     last_used: float = field(default_factory=time.monotonic)
+    started_at: float = field(default_factory=time.time)  # wall clock: compared with session files' start times
+    created: set[str] = field(default_factory=set[str])  # every session/new id: their unused files are swept
     rss_checked: float = field(default_factory=time.monotonic)
 
     @property
@@ -123,6 +131,7 @@ class WarmPool:
         max_prompts: int = DEFAULT_MAX_PROMPTS,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_rss_bytes: int = DEFAULT_MAX_RSS,
+        max_spares: int = DEFAULT_MAX_SPARES,
         grace: float = DEFAULT_GRACE,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
     ) -> None:
@@ -131,6 +140,7 @@ class WarmPool:
         self.max_prompts = max_prompts
         self.max_sessions = max_sessions
         self.max_rss_bytes = max_rss_bytes
+        self.max_spares = max_spares
         self._grace = grace
         self._handshake_timeout = handshake_timeout
         self._warm: list[_Warm] = []
@@ -160,6 +170,12 @@ class WarmPool:
         self._closed = True
         for warm in self._warm:
             warm.draining = True
+        # A session/new in flight would leave a recording whose id nobody learns (and so nobody sweeps).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SPARE_SETTLE):  # bounded, even when cancelled
+            for warm in list(self._warm):
+                while sum(warm.spare_making.values()) and warm.connection is not None and warm.connection.alive:
+                    await warm.spare_done.wait()
+        for warm in self._warm:
             if warm.connection is not None:
                 warm.connection.close_soon()
         stack, self._exit_stack = self._exit_stack, None
@@ -214,13 +230,7 @@ class WarmPool:
             return warm.sessions[conversation_id], False
         try:
             if conversation_id is None:
-                # A spare made in the background saves the ~30-70 ms session/new on the caller's clock.
-                making = warm.spare_made.get(cwd)
-                if making is not None and cwd not in warm.spares:
-                    with anyio.move_on_after(REQUEST_TIMEOUT):
-                        await making.wait()  # it is closer to done than a session/new started now
-                state = warm.spares.pop(cwd, None) or await self._new_session(warm, connection, cwd)
-                self._replenish(warm, cwd, settings)
+                state = await self._fresh(warm, connection, (cwd, *settings))
             else:
                 result = await self._load(warm.launch, connection, conversation_id, cwd)
                 state = _state(conversation_id, cwd, result)
@@ -233,58 +243,83 @@ class WarmPool:
         warm.sessions[state.session_id] = state
         return state, conversation_id is None
 
+    async def _fresh(self, warm: _Warm, connection: AcpConnection, key: _SpareKey) -> SessionState:
+        """A session for a new conversation: a spare made in the background saves the ~30-70 ms session/new on the
+        caller's clock. A caller that finds none raises the spare count for its key (up to max_spares), so a
+        burst of fresh asks is served from spares the next time."""
+        state = _take_spare(warm, key)
+        if state is None and key in warm.spare_target:  # spares were kept for this key, and too few
+            warm.spare_target[key] = min(self.max_spares, warm.spare_target[key] + 1)
+            with anyio.move_on_after(REQUEST_TIMEOUT):
+                # A spare in flight is closer to done than a session/new started now (they queue on new_lock).
+                while state is None and warm.spare_making.get(key, 0) > 0:
+                    await warm.spare_done.wait()
+                    state = _take_spare(warm, key)
+        if state is None:
+            state = _take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
+        self._replenish(warm, key)
+        return state
+
     async def _new_session(self, warm: _Warm, connection: AcpConnection, cwd: Path) -> SessionState:
         async with warm.new_lock:
             result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         session_id = result.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             raise RunFailed("gemini --acp answered session/new without a session id")
+        warm.created.add(session_id)
         return _state(session_id, cwd, result)
 
-    def _replenish(self, warm: _Warm, cwd: Path, settings: _Settings) -> None:
-        if self._tg is not None and cwd not in warm.spares and cwd not in warm.spare_made and not warm.draining:
-            warm.spare_made[cwd] = anyio.Event()
-            self._tg.start_soon(self._make_spare, warm, cwd, settings)
+    def _replenish(self, warm: _Warm, key: _SpareKey) -> None:
+        """Keep `spare_target` sessions ready (or being made) for `key`, made in the background."""
+        if self._tg is None or warm.draining:
+            return
+        target = warm.spare_target.pop(key, 1)
+        warm.spare_target[key] = target  # most recent last
+        while len(warm.spare_target) > _SPARE_KEYS:
+            # Only the few most recent keys are refilled: each spare costs the CLI memory it never gives back.
+            del warm.spare_target[next(iter(warm.spare_target))]
+        while len(warm.spares.get(key, [])) + warm.spare_making.get(key, 0) < target:
+            warm.spare_making[key] = warm.spare_making.get(key, 0) + 1
+            self._tg.start_soon(self._make_spare, warm, key)
 
-    async def _make_spare(self, warm: _Warm, cwd: Path, settings: _Settings) -> None:
-        """A session for the next fresh conversation in `cwd`, already set to the mode and model of the last."""
+    async def _make_spare(self, warm: _Warm, key: _SpareKey) -> None:
+        """A session for a next fresh conversation in the key's cwd, already set to the key's mode and model."""
         state: SessionState | None = None
         try:
             if warm.connection is not None:
-                state = await self._new_session(warm, warm.connection, cwd)
-                await configure(warm.connection, state, *settings)
+                state = await self._new_session(warm, warm.connection, key[0])
+                await configure(warm.connection, state, key[1], key[2])
         except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
             pass  # the next fresh conversation creates its own session and reports what goes wrong
         finally:
-            if state is not None and warm.usable and cwd not in warm.spares:
-                warm.spares[cwd] = state
+            warm.spare_making[key] = warm.spare_making.get(key, 1) - 1
+            if state is not None and warm.usable:
+                warm.spares.setdefault(key, []).append(state)
                 state = None
-            made = warm.spare_made.pop(cwd, None)
-            if made is not None:
-                made.set()  # waiters take the spare, or make their own session when there is none
-        if state is not None:
-            await self._forget_spares(warm.launch, [state])
-
-    async def _forget_spares(self, launch: Launch, spares: list[SessionState]) -> None:
-        """A spare never used leaves a history-less session file; it is nobody's conversation."""
-        home = _cli_home(launch.env)
-        for state in spares:
-            await anyio.to_thread.run_sync(remove_load_leftovers, home, state.session_id, [])
+            done, warm.spare_done = warm.spare_done, anyio.Event()
+            done.set()  # waiters take the spare, or make their own session when there is none
+            if warm.draining:
+                _close_when_idle(warm)  # it waited for this spare's id (see _close_when_idle)
+        # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
         home = _cli_home(launch.env)
         keep = await anyio.to_thread.run_sync(protect_for_load, home, session_id)
-        async with connection.listen(session_id) as replay:
-            result = await connection.request(
-                "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}
-            )
-            # The replayed history must not reach the first prompt's answer.
-            with anyio.move_on_after(REPLAY_SETTLE):
-                async for item in replay:
-                    update = item.payload.get("update") if item.kind == "update" else None
-                    if isinstance(update, dict) and update.get("sessionUpdate") == "available_commands_update":  # pyright: ignore[reportUnknownMemberType]
-                        break
-        await anyio.to_thread.run_sync(remove_load_leftovers, home, session_id, keep)
+        try:
+            async with connection.listen(session_id) as replay:
+                result = await connection.request(
+                    "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}
+                )
+                # The replayed history must not reach the first prompt's answer.
+                with anyio.move_on_after(REPLAY_SETTLE):
+                    async for item in replay:
+                        update = item.payload.get("update") if item.kind == "update" else None
+                        if isinstance(update, dict) and update.get("sessionUpdate") == "available_commands_update":  # pyright: ignore[reportUnknownMemberType]
+                            break
+        finally:
+            # A failed load leaves its fresh empty recording too.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(remove_load_leftovers, home, session_id, keep)
         return result
 
     # -- processes --------------------------------------------------------------------------------------------
@@ -354,34 +389,40 @@ class WarmPool:
             with contextlib.suppress(ValueError):
                 self._warm.remove(warm)
             self._notify()
-            spares, warm.spares = list(warm.spares.values()), {}
-            if spares:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
-                    await self._forget_spares(launch, spares)
+            warm.spares = {}
+            # The process is gone: sweep the history-less recordings it left (unused spares, a spare cut off
+            # mid-creation, the session it opens in its own cwd at start); nobody can continue them.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                await anyio.to_thread.run_sync(
+                    remove_history_less, _cli_home(launch.env), warm.created, launch.cwd, warm.started_at
+                )
 
     def _retire(self, warm: _Warm, why: str) -> None:
         if warm.draining:
             return
         logger.info("Retiring warm gemini --acp: %s", why)
         warm.draining = True
-        if warm.active == 0 and warm.connection is not None:
-            warm.connection.close_soon()
+        _close_when_idle(warm)
         self._notify()
 
     def _after_prompt(self, warm: _Warm) -> None:
         if warm.draining:
-            if warm.active == 0 and warm.connection is not None:
-                warm.connection.close_soon()
+            _close_when_idle(warm)
         elif warm.prompts >= self.max_prompts:
-            self._retire(warm, f"served {warm.prompts} prompts")
-        elif len(warm.sessions) >= self.max_sessions:
-            self._retire(warm, f"holds {len(warm.sessions)} sessions")
+            self._recycle(warm, f"served {warm.prompts} prompts")
+        elif _session_count(warm) >= self.max_sessions:
+            self._recycle(warm, f"holds {len(warm.sessions)} sessions")
         elif warm.connection is not None and time.monotonic() - warm.rss_checked >= RSS_CHECK_INTERVAL:
             warm.rss_checked = time.monotonic()
             rss = group_rss(warm.connection.pid)
             if rss > self.max_rss_bytes:
-                self._retire(warm, f"RSS {rss // (1024 * 1024)} MB over the ceiling")
+                self._recycle(warm, f"RSS {rss // (1024 * 1024)} MB over the ceiling")
         self._notify()
+
+    def _recycle(self, warm: _Warm, why: str) -> None:
+        """Retire a process that grew too old or too big, and boot its successor now, off the next caller's clock."""
+        self._retire(warm, why)
+        self.prewarm(warm.launch)
 
     def check_now(self) -> None:
         """Apply the recycling rules to every idle process now (the RSS rule included, unthrottled)."""
@@ -409,6 +450,32 @@ class WarmPool:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
+
+
+_SPARE_KEYS = 3  # (cwd, mode, model) keys whose spares are refilled
+
+
+def _close_when_idle(warm: _Warm) -> None:
+    """Close a draining process once no prompt runs and no session/new is in flight: a session whose creation is
+    cut off leaves a recording whose id nobody learns, so nobody could sweep it."""
+    if warm.active == 0 and not sum(warm.spare_making.values()) and warm.connection is not None:
+        warm.connection.close_soon()
+
+
+def _session_count(warm: _Warm) -> int:
+    """Every session the process holds: conversations, spares, and spares being made."""
+    return len(warm.sessions) + sum(map(len, warm.spares.values())) + sum(warm.spare_making.values())
+
+
+def _take_spare(warm: _Warm, key: _SpareKey, *, any_settings: bool = False) -> SessionState | None:
+    """A ready spare for `key`; with any_settings, one for the same cwd in another mode or model (the run then
+    applies its own settings, one set_mode/set_model round trip cheaper than session/new)."""
+    keys = [key] if not any_settings else [k for k in warm.spares if k[0] == key[0]]
+    for candidate in keys:
+        states = warm.spares.get(candidate)
+        if states:
+            return states.pop(0)
+    return None
 
 
 def group_rss(pgid: int) -> int:

@@ -55,6 +55,32 @@ def remove_load_leftovers(home: Path, session_id: str, keep: list[Path]) -> None
                 path.unlink()
 
 
+def remove_history_less(home: Path, session_ids: set[str], start_cwd: Path, since: float) -> None:
+    """Delete the recordings without a user turn that a finished warm process left: those of `session_ids`, and
+    those started after `since` (epoch seconds) in the project of `start_cwd`, the process's own directory (each
+    ACP start opens a session there). Files with turns are conversations and are always kept."""
+    for session_id in session_ids:
+        remove_load_leftovers(home, session_id, [])
+    root = home / ".gemini" / "tmp"
+    for marker in root.glob("*/.project_root"):
+        try:
+            if Path(marker.read_text(encoding="utf-8").strip()) != start_cwd:
+                continue
+        except OSError:
+            continue
+        for path in marker.parent.glob("chats/session-*.jsonl"):
+            if _started_after(path, since) and not _has_turns(path):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+
+def _started_after(path: Path, since: float) -> bool:
+    try:
+        return path.stat().st_mtime >= since
+    except OSError:
+        return False
+
+
 def _header_id(path: Path) -> str | None:
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:

@@ -1,0 +1,212 @@
+"""GEMINI_RELAY_WARM=on through the MCP client: runs served by one warm `gemini --acp`, answering like cold `-p`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.fakes.fake_gemini_api import SLOW_CHUNKS
+from tests.harness import Relay, cli_processes, processes_using, wait_no_cli_processes
+from tests.test_server_literal import HIDDEN, leaked, plant
+from tests.test_server_surface import text_of
+
+pytestmark = pytest.mark.anyio
+
+WARM = {"GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.1"}
+THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+)")
+CACHE_KEY = re.compile(r"(?<=[Cc]ache key: )\w+|(?<=cacheKey=\")\w+")
+BOUND = 30.0
+
+
+def acp_processes(home: Path) -> list[int]:
+    return [pid for pid in cli_processes(home) if b"--acp" in _cmdline(pid).split(b"\0")]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def thread_of(text: str) -> str:
+    found = THREAD.search(text)
+    assert found is not None, text
+    return found.group(1)
+
+
+def without_thread(text: str) -> str:
+    return CACHE_KEY.sub("<key>", THREAD.sub("🧵 conversationId: <id>", text))
+
+
+async def wait_for_warm_process(home: Path) -> list[int]:
+    with anyio.fail_after(BOUND):
+        while not acp_processes(home):
+            await anyio.sleep(0.05)  # the prewarm boots in the background; /proc is all the test can watch
+    return acp_processes(home)
+
+
+@pytest.mark.parametrize(
+    "prompt", ["say hi", "[[fake:unicode]]", "[[fake:big:40]]", "[[fake:error:500]]", "read @notes.md", "/help me"]
+)
+async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay: Relay, prompt: str) -> None:
+    async with relay.client(GEMINI_RELAY_WARM="off") as client:
+        cold = await client.call_tool("gemini-ask", {"prompt": prompt})
+    async with relay.client(**WARM) as client:
+        pids = await wait_for_warm_process(relay.home)
+        warm = await client.call_tool("gemini-ask", {"prompt": prompt})
+        assert acp_processes(relay.home) == pids  # the prewarmed process served it; no cold CLI was started
+    assert warm.is_error == cold.is_error
+    assert without_thread(text_of(warm)) == without_thread(text_of(cold))
+
+
+async def test_a_cold_conversation_continues_warm_and_a_warm_one_continues_cold(relay: Relay) -> None:
+    async with relay.client(GEMINI_RELAY_WARM="off") as client:
+        cold_id = thread_of(text_of(await client.call_tool("gemini-ask", {"prompt": "first, cold"})))
+    async with relay.client(**WARM) as client:
+        warm_turn = await client.call_tool("gemini-ask", {"prompt": "[[fake:history]]", "conversationId": cold_id})
+        warm_id = thread_of(text_of(await client.call_tool("gemini-ask", {"prompt": "first, warm"})))
+    async with relay.client(GEMINI_RELAY_WARM="off") as client:
+        cold_turn = await client.call_tool("gemini-ask", {"prompt": "[[fake:history]]", "conversationId": warm_id})
+    assert text_of(warm_turn).startswith("Gemini response:\nturns=2\n\n"), text_of(warm_turn)
+    assert thread_of(text_of(warm_turn)) == cold_id
+    assert text_of(cold_turn).startswith("Gemini response:\nturns=2\n\n"), text_of(cold_turn)
+
+
+async def test_gemini_cancel_cancels_the_warm_turn_and_keeps_the_process(relay: Relay) -> None:
+    results = []
+    async with relay.client(**WARM) as client:
+        pids = await wait_for_warm_process(relay.home)
+        async with anyio.create_task_group() as tg:
+
+            async def stalled() -> None:
+                results.append(await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"}))
+
+            tg.start_soon(stalled)
+            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, BOUND)
+            cancelled = await client.call_tool("gemini-cancel", {})
+        after = await client.call_tool("gemini-ask", {"prompt": "hi"})
+        assert acp_processes(relay.home) == pids
+    assert text_of(cancelled) == "Cancelled 1 run(s)."
+    assert text_of(results[0]).startswith("Error executing gemini-ask: gemini-ask was cancelled by gemini-cancel")
+    assert "You said: hi" in text_of(after)
+
+
+async def test_an_mcp_cancel_of_a_warm_run_leaves_the_server_serving_warm(relay: Relay) -> None:
+    async with relay.client(**WARM) as client:
+        pids = await wait_for_warm_process(relay.home)
+        async with anyio.create_task_group() as tg:
+
+            async def stalled() -> None:
+                await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
+
+            tg.start_soon(stalled)
+            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, BOUND)
+            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+        after = await client.call_tool("gemini-ask", {"prompt": "hi"})
+        assert acp_processes(relay.home) == pids
+    assert "You said: hi" in text_of(after)
+
+
+async def test_a_warm_cli_killed_mid_run_fails_with_the_partial_text_and_the_next_call_works(relay: Relay) -> None:
+    killed: list[int] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if not killed and message is not None and SLOW_CHUNKS[0].strip() in message:
+            killed.extend(acp_processes(relay.home))
+            for pid in killed:
+                os.killpg(pid, signal.SIGKILL)
+
+    async with relay.client(**WARM) as client:
+        await wait_for_warm_process(relay.home)
+        failed = await client.call_tool("gemini-ask", {"prompt": "[[fake:slow:2]]"}, progress_callback=on_progress)
+        with anyio.fail_after(BOUND):
+            while any(Path(f"/proc/{pid}").exists() for pid in killed):
+                await anyio.sleep(0.05)  # polls /proc: no event announces a reaped process
+        after = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert killed
+    assert failed.is_error
+    text = text_of(failed)
+    assert "killed by signal 9" in text
+    assert SLOW_CHUNKS[0].strip() in text  # the partial answer is kept
+    assert "You said: hi" in text_of(after)
+
+
+async def test_without_acp_the_calls_run_cold_with_one_notice(relay: Relay, tmp_path: Path) -> None:
+    # A `gemini` that answers -p like the real one but fails the ACP handshake (exits at once on --acp).
+    wrapper = tmp_path / "gemini-no-acp"
+    wrapper.write_text(
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = --acp ] && exit 1; done\nexec "{relay.env["GEMINI_CLI_PATH"]}" "$@"\n',
+        encoding="utf-8",
+    )
+    wrapper.chmod(0o755)
+    async with relay.client(**WARM, GEMINI_CLI_PATH=str(wrapper)) as client:
+        first = await client.call_tool("gemini-ask", {"prompt": "one"})
+        second = await client.call_tool("gemini-ask", {"prompt": "two"})
+        await wait_no_cli_processes(relay.home)
+    assert text_of(first).startswith("⚠️ ACP unavailable: "), text_of(first)
+    assert "running cold." in text_of(first)
+    assert "You said: one" in text_of(first)
+    assert "ACP unavailable" not in text_of(second)
+    assert "You said: two" in text_of(second)
+
+
+async def test_warm_off_never_starts_an_acp_process(relay: Relay) -> None:
+    async with relay.client(GEMINI_RELAY_WARM="off") as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "hi"})
+        assert acp_processes(relay.home) == []
+    assert "You said: hi" in text_of(result)
+
+
+async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves_none(agy_relay: Relay) -> None:
+    async with agy_relay.client(**WARM) as client:
+        first = await client.call_tool("gemini-ask", {"prompt": "say hi"})
+        second = await client.call_tool("gemini-ask", {"prompt": "again", "conversationId": thread_of(text_of(first))})
+    log = (agy_relay.base / "fake-agy.log").read_text(encoding="utf-8").splitlines()
+    starts = [json.loads(line) for line in log if '"event": "start"' in line]
+    runs = [s for s in starts if "--input-format" in s["argv"]]
+    assert len(runs) == 1  # one agy process answered both turns
+    assert "You said: again" in text_of(second) and thread_of(text_of(second)) == thread_of(text_of(first))
+    for start in runs:
+        assert not Path(f"/proc/{start['pid']}").exists() or b"Z" in Path(f"/proc/{start['pid']}/stat").read_bytes()
+
+
+async def test_a_warm_prompt_reads_no_file_through_an_at_and_runs_no_command_unless_allowed(relay: Relay) -> None:
+    plant(relay)
+    commands = relay.project / ".gemini" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "x.toml").write_text('prompt = "TEMPLATE-TEXT-5"\n', encoding="utf-8")
+    async with relay.client(**WARM) as client:
+        await wait_for_warm_process(relay.home)
+        plain = await client.call_tool("gemini-ask", {"prompt": f"summarise {HIDDEN}"})
+        refused = await client.call_tool("gemini-ask", {"prompt": "/x hello"})
+        allowed = await client.call_tool("gemini-ask", {"prompt": "/x hello", "allowSlashCommands": True})
+    assert not plain.is_error and not refused.is_error, (text_of(plain), text_of(refused))
+    assert leaked(relay) == []
+    assert "TEMPLATE-TEXT-5" not in json.dumps([r.body for r in relay.main_requests()[:2]])
+    assert "TEMPLATE-TEXT-5" in json.dumps(relay.main_requests()[-1].body) and not allowed.is_error
+
+
+async def test_a_server_killed_with_sigkill_leaves_no_warm_cli_behind(relay: Relay) -> None:
+    pids: list[int] = []
+    left: list[int] | None = None
+    try:
+        async with relay.client(**WARM) as client:
+            pids = await wait_for_warm_process(relay.home)
+            await client.call_tool("gemini-ask", {"prompt": "hi"})
+            servers = [p for p in processes_using(relay.home) if b"gemini_relay" in _cmdline(p).split(b"\0")]
+            assert len(servers) == 1
+            os.kill(servers[0], signal.SIGKILL)
+            # The warm CLI reads its stdin from the server: EOF ends it, no signal needed.
+            await wait_no_cli_processes(relay.home)
+            left = cli_processes(relay.home)
+    except BaseException:
+        if left is None:
+            raise  # the connection dying with the server surfaces on leaving the client, after the checks
+    assert pids and left == []
