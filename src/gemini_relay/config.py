@@ -24,6 +24,8 @@ DEFAULT_JITTER_MS = 200.0
 # Long enough to wait behind a typical run (keepalives keep the client alive meanwhile), short enough to fail with
 # a clear message around when clients configured as the README suggests (tool_timeout_sec = 600) give up anyway.
 DEFAULT_QUEUE_WAIT = 600.0
+DEFAULT_HOST = True  # GEMINI_RELAY_HOST unset
+DEFAULT_HOST_IDLE = 900.0  # a relay host with no run and no server connected this long exits
 DEFAULT_WARM_IDLE = 600.0  # a warm `gemini --acp` holds ~260 MB; one unused this long is stopped
 # Per-backend fallback when GEMINI_FALLBACK_MODEL is unset. agy has none: its quota is one bucket per model group
 # (all Gemini models share it) and agy retries an exhausted quota itself until --print-timeout, so a second Gemini
@@ -71,6 +73,8 @@ class Settings:
     jitter_seconds: float = DEFAULT_JITTER_MS / 1000
     queue_wait_seconds: float | None = DEFAULT_QUEUE_WAIT  # None: wait without limit
     warm_idle_seconds: float = DEFAULT_WARM_IDLE
+    host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host.py)
+    host_idle_seconds: float = DEFAULT_HOST_IDLE
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> Settings:
@@ -104,6 +108,8 @@ class Settings:
             jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", DEFAULT_JITTER_MS) / 1000,
             queue_wait_seconds=_queue_wait(env),
             warm_idle_seconds=_duration(env, "GEMINI_RELAY_WARM_IDLE", DEFAULT_WARM_IDLE),
+            host=_host(env),
+            host_idle_seconds=_duration(env, "GEMINI_RELAY_HOST_IDLE", DEFAULT_HOST_IDLE),
         )
 
     def fallback_for(self, backend: BackendName) -> str | None:
@@ -129,6 +135,17 @@ def _non_negative(env: Mapping[str, str], name: str, default: float) -> float:
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{name}={raw!r} must be a finite number ≥ 0")
     return value
+
+
+def _host(env: Mapping[str, str]) -> bool:
+    raw = env.get("GEMINI_RELAY_HOST", "").strip().lower()
+    if not raw:
+        return DEFAULT_HOST
+    if raw in ("on", "1", "true", "yes"):
+        return True
+    if raw in (*_DISABLED, "0", "false", "no"):
+        return False
+    raise ConfigError(f"GEMINI_RELAY_HOST={raw!r} must be on or off")
 
 
 def _queue_wait(env: Mapping[str, str]) -> float | None:
