@@ -14,7 +14,7 @@ import pytest
 
 from gemini_relay import __version__
 from gemini_relay.jobs.host_protocol import PROTOCOL, socket_address
-from tests.harness import Relay
+from tests.harness import Relay, processes_using
 
 HOST_ENV = {"GEMINI_RELAY_HOST": "on", "GEMINI_RELAY_HOST_IDLE": "30", "GEMINI_RELAY_TOOLSETS": "jobs"}
 
@@ -49,3 +49,24 @@ def hosted(relay: Relay) -> Iterator[Relay]:
     if host_socket(relay).exists():
         with contextlib.suppress(OSError):
             host_request(relay, {"op": "shutdown"})
+
+
+def host_pids(relay: Relay) -> list[int]:
+    """Live relay host processes of this test world."""
+    return [pid for pid in processes_using(relay.home) if b"host" in _cmdline(pid)]
+
+
+def server_pids(relay: Relay) -> list[int]:
+    """Live relay server processes of this test world (not hosts, not supervisors, not CLIs)."""
+    return [
+        pid
+        for pid in processes_using(relay.home)
+        if b"gemini_relay" in (cmd := _cmdline(pid)) and b"host" not in cmd and b"run-job" not in cmd
+    ]
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return []

@@ -76,8 +76,14 @@ def take_host_lock(state_dir: Path) -> int | None:
 
 
 class Host:
-    def __init__(self, settings: Settings, lock_fd: int) -> None:
+    def __init__(
+        self, settings: Settings, lock_fd: int, *, allowed_uid: int | None = None, signals: bool = True
+    ) -> None:
+        """`allowed_uid`: the only peer uid served (default: ours). `signals=False` leaves SIGTERM to the caller (a
+        host run in-process, in tests)."""
         self.settings = settings
+        self._allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
+        self._signals = signals
         self.store = FileJobStore(settings.state_dir)
         self.runner = HostedRunner(self.store, dict(settings.env), kill_grace=settings.kill_grace)
         own = BackendRegistry(settings)
@@ -119,11 +125,13 @@ class Host:
                     tg.start_soon(self._accept, listener)
                     tg.start_soon(self._watch_idle)
                     tg.start_soon(self._watch_cancel)
-                    tg.start_soon(self._on_signals)
+                    if self._signals:
+                        tg.start_soon(self._on_signals)
                     tg.start_soon(self._reap_orphans)
                     await self._stop.wait()
                     tg.cancel_scope.cancel()
                 self._close_listener()
+                await listener.aclose()
                 # Draining: the runs in flight end here, nothing new is accepted.
             with anyio.move_on_after(STREAM_SETTLE):  # attached servers get their results before we go
                 while self._streams:
@@ -200,7 +208,7 @@ class Host:
 
     async def _connection(self, stream: SocketStream) -> None:
         raw: socket.socket = stream.extra(SocketAttribute.raw_socket)
-        if peer_uid(raw) != os.getuid():
+        if peer_uid(raw) != self._allowed_uid:
             logger.warning("Refused a connection from another user (uid %d)", peer_uid(raw))
             await stream.aclose()
             return
