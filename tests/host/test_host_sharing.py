@@ -6,9 +6,11 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, STALL_TEXT, echo_text
 from tests.harness import Relay, wait_no_cli_processes
@@ -95,3 +97,24 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+async def test_a_call_queued_behind_another_servers_run_says_it_waits_in_the_queue(hosted: Relay) -> None:
+    queued: list[str] = []
+    results: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        queued.append(message or "")
+
+    env = {"GEMINI_RELAY_MAX_CONCURRENT": "1", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.25"}
+    async with hosted.client(**env) as first, hosted.client(**env) as second, anyio.create_task_group() as tg:
+
+        async def run(client: Client, prompt: str, callback: Any = None) -> None:
+            result = await client.call_tool("gemini-ask", {"prompt": prompt}, progress_callback=callback)
+            results.append(text_of(result))
+
+        tg.start_soon(run, first, "[[fake:slow:0.6]] first")
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+        tg.start_soon(run, second, "second", on_progress)
+    assert any("Waiting in the queue for a free gemini slot" in m for m in queued), queued
+    assert any(echo_text("second") in r for r in results)

@@ -24,6 +24,7 @@ from gemini_relay import __version__
 from gemini_relay.backends.base import Backend
 from gemini_relay.config import Settings
 from gemini_relay.core.result import RunResult
+from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.host_protocol import (
     MAX_LINE,
@@ -240,6 +241,8 @@ class HostRunner:
                 message = await channel.receive()
                 if "event" in message:
                     record.apply(decode_event(message["event"]))
+                elif "state" in message:  # queued behind the host's cap, then admitted: the keepalives say which
+                    record.state = RunState(message["state"])
                 elif "result" in message:
                     return RunResult.from_json(message["result"]).raise_for_failure()
                 elif "error" in message:

@@ -16,6 +16,7 @@ import anyio
 from gemini_relay.backends.base import Backend
 from gemini_relay.core.events import AgentEvent
 from gemini_relay.core.result import RunResult
+from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
 from gemini_relay.jobs.host_protocol import Channel, encode_event
@@ -35,12 +36,17 @@ class LiveJob:
 
     def __init__(self, record: RunRecord) -> None:
         self.record = record
-        self.events: list[dict[str, Any]] = []
+        # What an attached server replays: the run's state (queued in this host's engine, then starting) and events.
+        self.events: list[dict[str, Any]] = [{"state": RunState.QUEUED.value}]
         self.result: RunResult | None = None
         self._changed = anyio.Event()
 
     def publish(self, event: AgentEvent) -> None:
-        self.events.append(encode_event(event))
+        self.events.append({"event": encode_event(event)})
+        self._wake()
+
+    def admitted(self) -> None:
+        self.events.append({"state": RunState.STARTING.value})
         self._wake()
 
     def finish(self, result: RunResult) -> None:
@@ -57,7 +63,7 @@ class LiveJob:
         while True:
             changed = self._changed
             while sent < len(self.events):
-                await channel.send({"event": self.events[sent]})
+                await channel.send(self.events[sent])
                 sent += 1
             if self.result is not None and sent == len(self.events):
                 await channel.send({"result": self.result.to_json()})
@@ -95,6 +101,8 @@ class HostedRunner(JobManager):
         self.store.write_supervisor(job_id, describe(os.getpid()))
         mirror = StoreMirror(self.store, job_id, record, time.time())
         live = self.live.get(job_id)
+        if live is not None:
+            live.admitted()
 
         def listen(event: AgentEvent) -> None:
             mirror.on_event(event)
