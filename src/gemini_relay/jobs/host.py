@@ -274,7 +274,7 @@ class Host:
 
     def _create(self, request: dict[str, Any]) -> dict[str, Any]:
         if self._draining:
-            return {"error": {"kind": "failed", "message": "the relay host is draining"}}
+            return {"error": {"kind": "draining", "message": "the relay host is draining"}}
         try:
             spec = decode_spec(request["spec"])
             backend = BackendName(request["backend"])

@@ -67,13 +67,19 @@ class HostClient:
 
     # --- blocking: used where the Runner protocol is synchronous (create) ---------------------------------------
 
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        """One request, one reply, starting the host if needed."""
-        sock = self.ensure()
-        with sock, sock.makefile("rwb") as stream:
-            stream.write(_line(message))
-            stream.flush()
-            return _read(stream)
+    def request(self, message: dict[str, Any], *, start: bool = True) -> dict[str, Any]:
+        """One request, one reply, starting the host if needed (unless `start` is False: then OSError). A host
+        that began draining meanwhile is replaced and asked again."""
+        for _ in range(3):
+            sock = self.ensure() if start else self._greet()
+            with sock, sock.makefile("rwb") as stream:
+                stream.write(_line(message))
+                stream.flush()
+                reply = _read(stream)
+            if reply.get("error", {}).get("kind") != "draining":
+                return reply
+            time.sleep(0.05)  # the draining host is handing over its socket and lock
+        return reply
 
     def ensure(self) -> socket.socket:
         """A connected, greeted socket to a host of this version: the running one, or one started now (after asking
@@ -227,8 +233,8 @@ class HostRunner:
         """Cancelled before this server attached: the host ends the job (it may have started it already)."""
         if self.detaching:
             return
-        with contextlib.suppress(OSError, ValueError, BackendUnavailable):
-            self._client.request({"op": "cancel", "job_id": record.run_id})
+        with contextlib.suppress(OSError, ValueError, BackendUnavailable, HostMismatch):
+            self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
 
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         try:
