@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import socket
 import sys
 import time
@@ -159,7 +160,17 @@ def relay(tmp_path: Path) -> Iterator[Relay]:
         world = Relay(tmp_path, project, Path(cli_env["GEMINI_CLI_HOME"]), api, env, tmp_path / "server-stderr.log")
         yield world
         stop_host(world.home / ".local" / "state" / "gemini-relay")
+        stop_hosts_of(world.home)
         assert_no_processes(world.home)
+
+
+def stop_hosts_of(home: Path) -> None:
+    """SIGTERM the relay hosts of this world left in other state dirs (a test's GEMINI_RELAY_STATE_DIR): each
+    cancels its runs and exits."""
+    for pid in processes_using(home):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2:] == [b"host", b""]:
+                os.kill(pid, signal.SIGTERM)
 
 
 def stop_host(state_dir: Path) -> None:
