@@ -29,11 +29,10 @@ MINIMAL_SERVER = """
 import anyio, mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-server = Server("minimal")
-@server.list_tools()
-async def tools() -> list[types.Tool]:
-    return [types.Tool(name="ping", description="ping", inputSchema={"type": "object"})]
-async def main() -> None:
+async def tools(ctx, params):
+    return types.ListToolsResult(tools=[types.Tool(name="ping", description="ping", input_schema={"type": "object"})])
+server = Server("minimal", on_list_tools=tools)
+async def main():
     async with stdio_server() as (r, w):
         await server.run(r, w, server.create_initialization_options())
 anyio.run(main)
