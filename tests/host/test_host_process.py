@@ -126,3 +126,23 @@ async def test_idle_exit_applies_to_a_host_started_by_a_server(hosted: Relay) ->
         while host_pids(hosted):
             await anyio.sleep(0.05)
     assert not host_socket(hosted).exists()
+
+
+async def test_a_malformed_request_ends_its_connection_and_not_the_host(tmp_path: Path) -> None:
+    settings = settings_in(tmp_path)
+    path = socket_path(settings.state_dir)
+
+    def malformed() -> bytes:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            with socket_address(path) as address:
+                sock.connect(address)
+            greeting = {"op": "hello", "protocol": PROTOCOL, "version": __version__}
+            sock.sendall(json.dumps(greeting).encode() + b"\n" + b'{"op": "run"}\n')
+            with sock.makefile("rb") as stream:
+                stream.readline()  # the hello reply
+                return stream.readline()
+
+    async with host_in_process(settings):
+        assert await anyio.to_thread.run_sync(malformed) == b""
+        assert json.loads(await anyio.to_thread.run_sync(hello, path))["ok"] is True

@@ -227,8 +227,10 @@ class Host:
                     await channel.send({"error": {"kind": "version", "message": "protocol or version mismatch"}})
                     continue
                 await self._handle(channel, request)
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, ValueError):
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the server hung up (or died): its runs go on here and stay collectable
+        except Exception:  # a malformed request ends its connection, never the host
+            logger.exception("Dropped a connection after a malformed request")
         finally:
             self._connections -= 1
             self._last_busy = time.monotonic()
