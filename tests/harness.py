@@ -5,10 +5,14 @@ Every test gets its own temporary home, project root and emulator, and is checke
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import shlex
 import shutil
+import signal
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -76,6 +80,9 @@ class Relay:
         jobs = self.home / ".local" / "state" / "gemini-relay" / "jobs"
         parts = [self.stderr()]
         parts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(jobs.glob("*/supervisor.log"))]
+        host_log = jobs.parent / "host" / "host.log"  # runs in the relay host log there
+        if host_log.exists():
+            parts.append(host_log.read_text(encoding="utf-8", errors="replace"))
         return "\n".join(parts)
 
     def main_requests(self) -> list[LoggedRequest]:
@@ -152,7 +159,37 @@ def relay(tmp_path: Path) -> Iterator[Relay]:
         }
         world = Relay(tmp_path, project, Path(cli_env["GEMINI_CLI_HOME"]), api, env, tmp_path / "server-stderr.log")
         yield world
+        stop_host(world.home / ".local" / "state" / "gemini-relay")
+        stop_hosts_of(world.home)
         assert_no_processes(world.home)
+
+
+def stop_hosts_of(home: Path) -> None:
+    """SIGTERM the relay hosts of this world left in other state dirs (a test's GEMINI_RELAY_STATE_DIR): each
+    cancels its runs and exits."""
+    for pid in processes_using(home):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2:] == [b"host", b""]:
+                os.kill(pid, signal.SIGTERM)
+
+
+def stop_host(state_dir: Path) -> None:
+    """Shut down the world's relay host, if one runs (it would otherwise idle on for GEMINI_RELAY_HOST_IDLE)."""
+    from gemini_relay import __version__
+    from gemini_relay.jobs.host_protocol import PROTOCOL, socket_address, socket_path
+
+    path = socket_path(state_dir)
+    if not path.exists():
+        return
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        with socket_address(path) as address:
+            sock.connect(address)
+        hello = {"op": "hello", "protocol": PROTOCOL, "version": __version__}
+        sock.sendall(json.dumps(hello).encode() + b"\n" + json.dumps({"op": "shutdown"}).encode() + b"\n")
+        with sock.makefile("rb") as replies:
+            replies.readline()
+            replies.readline()
 
 
 def write_wrapper(path: Path, target: Path, env_dump: Path) -> Path:

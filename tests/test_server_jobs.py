@@ -31,11 +31,11 @@ async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str
 
 
 def server_pids(relay: Relay) -> list[int]:
-    """The relay server processes of this test (not supervisors, not CLIs)."""
+    """The relay server processes of this test (not supervisors, not the relay host, not CLIs)."""
     found = []
     for pid in processes_using(relay.home):
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if b"gemini_relay" in cmdline and b"run-job" not in cmdline:
+        if b"gemini_relay" in cmdline and b"run-job" not in cmdline and b"host" not in cmdline:
             found.append(pid)
     return found
 

@@ -24,19 +24,34 @@ def build_deps(
     an unusable state dir). `backends` replaces the named backends (tests: a scripted backend)."""
     registry = BackendRegistry(settings, overrides=backends)
     registry.validate_config()
-    supervised = None
+    supervised: JobManager | None = None
+    durable_runner: Runner | None = None
     if durable:
         try:
             store = FileJobStore(settings.state_dir)
         except OSError as exc:
             raise ConfigError(f"cannot use the state dir {settings.state_dir}: {exc.strerror}") from exc
-        supervised = JobManager(store, DetachedSpawner(store, settings.env), kill_grace=settings.kill_grace)
+        spawner = DetachedSpawner(store, settings.env)
+        if settings.host:
+            # Durable runs go to the relay host, which caps, queues and paces them for every server of this user.
+            from gemini_relay.jobs.host_client import HostClient, HostedJobManager, HostRunner
+
+            client = HostClient(settings)
+            hosted = HostedJobManager(store, spawner, kill_grace=settings.kill_grace, client=client)
+            supervised, durable_runner = hosted, HostRunner(client, hosted)
+        else:
+            supervised = durable_runner = JobManager(store, spawner, kill_grace=settings.kill_grace)
     inline = InlineRunner()
-    runners: dict[RunnerKind, Runner] = {RunnerKind.INLINE: inline, RunnerKind.DURABLE: supervised or inline}
+    runners: dict[RunnerKind, Runner] = {RunnerKind.INLINE: inline, RunnerKind.DURABLE: durable_runner or inline}
     engine = RunEngine(
         registry.backends,
         max_concurrent=settings.max_concurrent,
         runners={name: runners[entry.runner] for name, entry in registry.entries.items()},
         pacing=settings.pacing(),
+        hosted=frozenset(
+            name
+            for name, entry in registry.entries.items()
+            if settings.host and durable and entry.runner is RunnerKind.DURABLE
+        ),
     )
     return Deps(settings=settings, engine=engine, registry=registry, jobs=supervised)

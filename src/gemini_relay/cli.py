@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     run_job_parser.add_argument("dir", type=Path)
     run_job_parser.add_argument("--lock-fd", type=int, action="append", default=[], help=argparse.SUPPRESS)
     run_job_parser.add_argument("--claim-fd", type=int, default=None, help=argparse.SUPPRESS)
+    sub.add_parser("host", help="(internal) the per-user relay host; servers start it on demand")
     wait_parser = sub.add_parser("wait-job", help="wait for a job; print done / failed / cancelled")
     wait_parser.add_argument("job_id")
     wait_parser.add_argument("--timeout", type=_seconds, default=None, help="give up after this long (e.g. 90s, 10m)")
@@ -122,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         from gemini_relay.jobs.supervisor import run_job
 
         return run_job(args.dir, lock_fds=args.lock_fd, claim_fd=args.claim_fd)
+    if args.command == "host":
+        from gemini_relay.jobs.host import serve_host
+
+        return serve_host()
     listener = _listener(args.http, args.token_file, args.shutdown_grace) if args.http is not None else None
     if isinstance(listener, int):
         return listener

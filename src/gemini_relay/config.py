@@ -24,6 +24,8 @@ DEFAULT_JITTER_MS = 200.0
 # Long enough to wait behind a typical run (keepalives keep the client alive meanwhile), short enough to fail with
 # a clear message around when clients configured as the README suggests (tool_timeout_sec = 600) give up anyway.
 DEFAULT_QUEUE_WAIT = 600.0
+DEFAULT_HOST = True  # GEMINI_RELAY_HOST unset
+DEFAULT_HOST_IDLE = 900.0  # a relay host with no run and no server connected this long exits
 DEFAULT_WARM_IDLE = 600.0  # a warm `gemini --acp` holds ~260 MB; one unused this long is stopped
 DEFAULT_WARM_MAX_SESSIONS = 24  # sessions one warm CLI serves before it is recycled (each costs it ~3.5 MB)
 DEFAULT_WARM_MAX_RSS_MB = 360  # a warm CLI past this resident size is recycled (a fresh one holds ~260 MB)
@@ -78,6 +80,8 @@ class Settings:
     warm: bool = False
     warm_max_sessions: int = DEFAULT_WARM_MAX_SESSIONS
     warm_max_rss_mb: int = DEFAULT_WARM_MAX_RSS_MB
+    host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host.py)
+    host_idle_seconds: float = DEFAULT_HOST_IDLE
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> Settings:
@@ -118,6 +122,8 @@ class Settings:
                 _positive(env, "GEMINI_RELAY_WARM_MAX_SESSIONS", DEFAULT_WARM_MAX_SESSIONS, integer=True)
             ),
             warm_max_rss_mb=int(_positive(env, "GEMINI_RELAY_WARM_MAX_RSS_MB", DEFAULT_WARM_MAX_RSS_MB, integer=True)),
+            host=_host(env),
+            host_idle_seconds=_duration(env, "GEMINI_RELAY_HOST_IDLE", DEFAULT_HOST_IDLE),
         )
 
     def fallback_for(self, backend: BackendName) -> str | None:
@@ -151,6 +157,17 @@ def _heartbeat(env: Mapping[str, str]) -> float:
     if env.get("GEMINI_HEARTBEAT_MS", "").strip():
         return _non_negative(env, "GEMINI_HEARTBEAT_MS", DEFAULT_PROGRESS_INTERVAL * 1000) / 1000
     return _positive(env, "GEMINI_RELAY_PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL)
+
+
+def _host(env: Mapping[str, str]) -> bool:
+    raw = env.get("GEMINI_RELAY_HOST", "").strip().lower()
+    if not raw:
+        return DEFAULT_HOST
+    if raw in ("on", "1", "true", "yes"):
+        return True
+    if raw in (*_DISABLED, "0", "false", "no"):
+        return False
+    raise ConfigError(f"GEMINI_RELAY_HOST={raw!r} must be on or off")
 
 
 def _queue_wait(env: Mapping[str, str]) -> float | None:

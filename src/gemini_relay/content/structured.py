@@ -9,10 +9,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from jsonschema import Draft202012Validator, FormatChecker, validators  # type: ignore[import-untyped]
-from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-from referencing.exceptions import Unresolvable
-
 from gemini_relay.errors import InputError, RelayError
 
 __all__ = [
@@ -80,6 +76,10 @@ def load_schema(
     if not isinstance(value, dict):
         raise InputError(f"{field} must be a JSON object (a JSON Schema), not {type(value).__name__}")
     schema: dict[str, Any] = value
+    # jsonschema costs ~60 ms to import: only calls with a schema pay it, not the server's start.
+    from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
     cls = validators.validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
@@ -110,6 +110,8 @@ def _check_depth(value: Any, field: str) -> None:
 
 
 def make_validator(schema: dict[str, Any]) -> Validator:
+    from jsonschema import Draft202012Validator, FormatChecker, validators
+
     cls = validators.validator_for(schema, default=Draft202012Validator)
     validator: Validator = cls(schema, format_checker=FormatChecker())
     return validator
@@ -117,6 +119,8 @@ def make_validator(schema: dict[str, Any]) -> Validator:
 
 def validation_errors(validator: Validator, value: Any) -> list[str]:
     """`at $.a[0]: message` for each error, most specific paths first; empty when the value is valid."""
+    from referencing.exceptions import Unresolvable
+
     try:
         errors = sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     except Unresolvable as exc:

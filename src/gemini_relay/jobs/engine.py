@@ -24,6 +24,8 @@ from gemini_relay.jobs.pacing import Pacer
 from gemini_relay.jobs.runners import InlineRunner, JobOptions, Runner
 from gemini_relay.log import logger
 
+_UNLIMITED = 1 << 30
+
 
 @dataclass
 class _Active:
@@ -41,13 +43,21 @@ class RunEngine:
         runner: Runner | None = None,
         runners: Mapping[BackendName, Runner] | None = None,
         pacing: PacingPolicy | None = None,
+        hosted: frozenset[BackendName] = frozenset(),
     ) -> None:
+        """`hosted` backends run in the relay host, whose own engine caps, queues and paces them for every server:
+        this engine passes them straight through (no second queue, no second gap), keeping deadline and cancel."""
         self._backends = dict(backends)
         self.runner: Runner = runner or InlineRunner()  # for backends without a runner of their own
         self._runners = dict(runners or {})
-        self._pacers = {name: Pacer(pacing or PacingPolicy(), backend=name.value) for name in self._backends}
+        self._pacers = {
+            name: Pacer(PacingPolicy() if name in hosted else pacing or PacingPolicy(), backend=name.value)
+            for name in self._backends
+        }
         self._limiters = {
-            name: anyio.Semaphore(backend.max_concurrent or max_concurrent, fast_acquire=False)
+            name: anyio.Semaphore(
+                _UNLIMITED if name in hosted else backend.max_concurrent or max_concurrent, fast_acquire=False
+            )
             for name, backend in self._backends.items()
         }
         self._active: dict[str, _Active] = {}
@@ -133,6 +143,15 @@ class RunEngine:
                 "Run %s on %s ended %s after %.1fs", record.run_id, record.backend.value, record.state, record.elapsed
             )
         return outcome
+
+    def cancel(self, run_id: str, message: str) -> bool:
+        """Stop one queued or running run; it fails with `message`. False when it is not here (or already ending)."""
+        active = self._active.get(run_id)
+        if active is None or active.record.state.terminal or active.scope.cancel_called:
+            return False
+        active.cancel_message = message
+        active.scope.cancel()
+        return True
 
     def cancel_all(self, message_for: str) -> int:
         """Stop every queued or running run; each fails with `<tool> <message_for>`. Returns how many."""

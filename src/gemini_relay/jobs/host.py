@@ -1,0 +1,350 @@
+"""`gemini-relay host`: one relay host per user (per state dir), started on demand by the first server that needs it.
+
+It owns the RunEngine (the one cap, FIFO queue and pacing per backend for every server on the machine), the
+backends (built from backends/registry.BackendRegistry per distinct server environment) and the job store's writers.
+Servers reach it over a Unix socket in `<state dir>/host/` (dir 0700, socket 0600, peer uid checked); nothing
+listens on the network. A flock makes it one per state dir. It exits after GEMINI_RELAY_HOST_IDLE with no run and no
+server connected, or when asked to drain (a server of another version replaces it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import struct
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
+
+from gemini_relay import __version__
+from gemini_relay.backends.registry import BackendRegistry
+from gemini_relay.config import Settings
+from gemini_relay.core.vocabulary import BackendName, RunState
+from gemini_relay.errors import RelayError, RunFailed
+from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.host_protocol import (
+    PROTOCOL,
+    Channel,
+    decode_spec,
+    encode_error,
+    host_dir,
+    lock_path,
+    socket_address,
+    socket_path,
+)
+from gemini_relay.jobs.hosted import HostedRunner, LiveJob
+from gemini_relay.jobs.manager import reap_orphan_cli
+from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.runners import JobOptions
+from gemini_relay.jobs.status import derive_status
+from gemini_relay.jobs.store import JobNotFound
+from gemini_relay.log import logger
+
+STREAM_SETTLE = 5.0  # after the last run of a draining host: time for its results to reach their servers
+CANCEL_POLL = 0.25  # a `cancel` file written by any server (gemini-cancel) reaches the run this fast
+REGISTRIES = 16  # distinct server environments whose backends are kept built
+_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
+
+def peer_uid(sock: socket.socket) -> int:
+    _pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
+    return int(uid)
+
+
+def take_host_lock(state_dir: Path) -> int | None:
+    """The host's flock, or None while another host holds it."""
+    directory = host_dir(state_dir)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    directory.chmod(0o700)
+    fd = os.open(lock_path(state_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+class Host:
+    def __init__(
+        self, settings: Settings, lock_fd: int, *, allowed_uid: int | None = None, signals: bool = True
+    ) -> None:
+        """`allowed_uid`: the only peer uid served (default: ours). `signals=False` leaves SIGTERM to the caller (a
+        host run in-process, in tests)."""
+        self.settings = settings
+        self._allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
+        self._signals = signals
+        self.store = FileJobStore(settings.state_dir)
+        self.runner = HostedRunner(self.store, dict(settings.env), kill_grace=settings.kill_grace)
+        own = BackendRegistry(settings)
+        self.engine = RunEngine(
+            own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
+        )
+        self._registries: OrderedDict[str, BackendRegistry] = OrderedDict()
+        self._lock_fd: int | None = lock_fd
+        self._connections = 0
+        self._last_busy = time.monotonic()
+        self._draining = False
+        self._stop = anyio.Event()
+        self._jobs: TaskGroup | None = None
+        self._listener: SocketListener | None = None
+        self._connections_tg: TaskGroup | None = None
+        self._streams = 0
+        self._streams_idle = anyio.Event()
+
+    # --- lifecycle ----------------------------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        path = socket_path(self.settings.state_dir)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a dead host's socket: we hold the lock, so nobody is listening on it
+        old = os.umask(0o177)
+        try:
+            with socket_address(path) as address:
+                listener = await anyio.create_unix_listener(address)
+        finally:
+            os.umask(old)
+        path.chmod(0o600)
+        self._listener = listener
+        logger.info("gemini-relay host %s (protocol %d) listening on %s", __version__, PROTOCOL, path)
+        async with anyio.create_task_group() as connections:
+            self._connections_tg = connections
+            async with anyio.create_task_group() as jobs:
+                self._jobs = jobs
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._accept, listener)
+                    tg.start_soon(self._watch_idle)
+                    tg.start_soon(self._watch_cancel)
+                    if self._signals:
+                        tg.start_soon(self._on_signals)
+                    tg.start_soon(self._reap_orphans)
+                    await self._stop.wait()
+                    tg.cancel_scope.cancel()
+                self._close_listener()
+                await listener.aclose()
+                # Draining: the runs in flight end here, nothing new is accepted.
+            with anyio.move_on_after(STREAM_SETTLE):  # attached servers get their results before we go
+                while self._streams:
+                    await self._streams_idle.wait()
+            connections.cancel_scope.cancel()
+        self._release_lock()
+        logger.info("gemini-relay host exits")
+
+    def _close_listener(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(FileNotFoundError):
+                if socket_path(self.settings.state_dir).exists():
+                    socket_path(self.settings.state_dir).unlink()
+            self._listener = None
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def drain(self) -> None:
+        """Stop taking runs and give the socket and the lock to a successor; runs in flight finish here."""
+        self._draining = True
+        self._close_listener()
+        self._release_lock()
+        self._stop.set()
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.runner.live) or self._connections > 0
+
+    async def _watch_idle(self) -> None:
+        idle = self.settings.host_idle_seconds
+        while True:
+            await anyio.sleep(min(1.0, idle / 4))
+            if self.busy:
+                self._last_busy = time.monotonic()
+            elif time.monotonic() - self._last_busy >= idle:
+                logger.info("Idle for %.0fs with no run and no server: exiting", idle)
+                self.drain()
+                return
+
+    async def _watch_cancel(self) -> None:
+        while True:
+            await anyio.sleep(CANCEL_POLL)
+            for job_id, live in list(self.runner.live.items()):
+                if self.store.cancel_requested(job_id):
+                    self.engine.cancel(job_id, f"{live.record.spec.tool} was cancelled")
+
+    async def _on_signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            async for signum in signals:
+                logger.info("Received %s: cancelling every run and exiting", signal.Signals(signum).name)
+                self.engine.cancel_all("was cancelled (the relay host is shutting down)")
+                self.drain()
+                return
+
+    async def _reap_orphans(self) -> None:
+        """A host killed outright leaves its CLI groups running: stop those recorded in progress.json."""
+        for job_id in await anyio.to_thread.run_sync(self.store.job_ids):
+            try:
+                status = derive_status(self.store, job_id)
+            except JobNotFound:
+                continue
+            await reap_orphan_cli(status)
+
+    # --- connections --------------------------------------------------------------------------------------------
+
+    async def _accept(self, listener: SocketListener) -> None:
+        assert self._connections_tg is not None
+        while True:
+            stream = await listener.accept()
+            self._connections_tg.start_soon(self._connection, stream)
+
+    async def _connection(self, stream: SocketStream) -> None:
+        raw: socket.socket = stream.extra(SocketAttribute.raw_socket)
+        if peer_uid(raw) != self._allowed_uid:
+            logger.warning("Refused a connection from another user (uid %d)", peer_uid(raw))
+            await stream.aclose()
+            return
+        channel = Channel(stream)
+        self._connections += 1
+        self._last_busy = time.monotonic()
+        try:
+            hello = await channel.receive()
+            match = (
+                hello.get("op") == "hello" and hello.get("protocol") == PROTOCOL and hello.get("version") == __version__
+            )
+            await channel.send({"ok": match, "protocol": PROTOCOL, "version": __version__, "pid": os.getpid()})
+            while True:
+                request = await channel.receive()
+                if not match and request.get("op") not in ("drain", "status"):
+                    await channel.send({"error": {"kind": "version", "message": "protocol or version mismatch"}})
+                    continue
+                await self._handle(channel, request)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the server hung up (or died): its runs go on here and stay collectable
+        except Exception:  # a malformed request ends its connection, never the host
+            logger.exception("Dropped a connection after a malformed request")
+        finally:
+            self._connections -= 1
+            self._last_busy = time.monotonic()
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                await stream.aclose()
+
+    async def _handle(self, channel: Channel, request: dict[str, Any]) -> None:
+        op = request.get("op")
+        if op == "create":
+            await channel.send(self._create(request))
+        elif op == "run":
+            await self._attach(channel, str(request["job_id"]), request.get("env") or {})
+        elif op == "cancel":
+            await channel.send(await self._cancel(str(request["job_id"])))
+        elif op == "cancel_all":
+            count = self.engine.cancel_all(str(request.get("message") or "was cancelled"))
+            await channel.send({"cancelled": count})
+        elif op == "status":
+            await channel.send({"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL,
+                                "jobs": sorted(self.runner.live), "connections": self._connections,
+                                "draining": self._draining})  # fmt: skip
+        elif op == "drain":
+            self.drain()
+            await channel.send({"draining": True, "jobs": sorted(self.runner.live)})
+        elif op == "shutdown":
+            self.engine.cancel_all(str(request.get("message") or "was cancelled (the relay host is shutting down)"))
+            self.drain()
+            await channel.send({"stopping": True})
+        else:
+            await channel.send({"error": {"kind": "failed", "message": f"unknown op {op!r}"}})
+
+    def _registry(self, env: dict[str, str], cwd: Path) -> BackendRegistry:
+        """The backends as the calling server would build them (its env: binary paths, auth, models)."""
+        settings = Settings.from_env(env, cwd=cwd)
+        key = hashlib.sha256(json.dumps([sorted(env.items()), str(settings.project_root)]).encode()).hexdigest()
+        registry = self._registries.get(key)
+        if registry is None:
+            registry = self._registries[key] = BackendRegistry(settings)
+            while len(self._registries) > REGISTRIES:
+                self._registries.popitem(last=False)
+        self._registries.move_to_end(key)
+        return registry
+
+    def _create(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self._draining:
+            return {"error": {"kind": "draining", "message": "the relay host is draining"}}
+        try:
+            spec = decode_spec(request["spec"])
+            backend = BackendName(request["backend"])
+            registry = self._registry(dict(request.get("env") or {}), spec.cwd)
+            options = JobOptions(**(request.get("options") or {}))
+            record = self.runner.create(RunRecord(spec=spec, backend=backend, run_id=request["run_id"]), options)
+        except RelayError as exc:
+            return {"error": encode_error(exc)}
+        if not record.reused_job:
+            self._start(record, registry)
+        return {"job_id": record.run_id, "reused": record.reused_job}
+
+    def _start(self, record: RunRecord, registry: BackendRegistry) -> None:
+        assert self._jobs is not None
+        self.runner.backends[record.run_id] = registry.backends[record.backend]
+        self.runner.live[record.run_id] = LiveJob(record)
+        self._jobs.start_soon(self.runner.execute, self.engine, record)
+
+    async def _attach(self, channel: Channel, job_id: str, env: dict[str, str]) -> None:
+        live = self.runner.live.get(job_id)
+        if live is None:
+            live = self._adopt(job_id, env)
+        if live is None:
+            stored = self.store.result(job_id)
+            if stored is not None:
+                await channel.send({"result": stored.result.to_json()})
+            else:
+                await channel.send({"follow": True})  # another supervisor runs it: the server follows the store
+            return
+        self._streams += 1
+        try:
+            await live.stream(channel)
+        finally:
+            self._streams -= 1
+            if not self._streams:
+                self._streams_idle.set()
+                self._streams_idle = anyio.Event()
+
+    def _adopt(self, job_id: str, env: dict[str, str]) -> LiveJob | None:
+        """A queued job nobody runs (its host died before admitting it): run it here."""
+        try:
+            if derive_status(self.store, job_id).state is not RunState.QUEUED or self._draining:
+                return None
+            meta = self.store.meta(job_id)
+            record = RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
+            self.runner.lock_for(job_id, meta.spec.conversation_id)
+            self._start(record, self._registry(env, meta.spec.cwd))
+        except (RelayError, RunFailed):
+            return None
+        logger.info("Adopted queued job %s", job_id)
+        return self.runner.live.get(job_id)
+
+    async def _cancel(self, job_id: str) -> dict[str, Any]:
+        live = self.runner.live.get(job_id)
+        if live is None:
+            return {"found": False}
+        self.engine.cancel(job_id, f"{live.record.spec.tool} was cancelled")
+        await live.ended(self.settings.kill_grace + 5.0)
+        return {"found": True}
+
+
+def serve_host() -> int:
+    """Entry point of `gemini-relay host`: 0 also when another host already serves this state dir."""
+    settings = Settings.from_env()
+    lock = take_host_lock(settings.state_dir)
+    if lock is None:
+        logger.info("Another relay host serves %s; this one exits", settings.state_dir)
+        return 0
+    host = Host(settings, lock)
+    anyio.run(host.serve)
+    return 0

@@ -1,0 +1,334 @@
+"""The server's side of the relay host: reach it (starting it, or replacing one of another version), and HostRunner,
+the Runner that forwards a run to the host and folds the events it streams back into the server's record.
+
+A server that dies loses nothing (the run goes on in the host and stays collectable); an MCP cancel from a live server
+cancels the run; a host that dies leaves its jobs `interrupted` (it is their recorded supervisor), and the next call
+starts a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+import anyio
+from anyio.abc import SocketStream
+
+from gemini_relay import __version__
+from gemini_relay.backends.base import Backend
+from gemini_relay.config import Settings
+from gemini_relay.core.result import RunResult
+from gemini_relay.core.vocabulary import RunState
+from gemini_relay.errors import BackendUnavailable
+from gemini_relay.jobs.host_protocol import (
+    MAX_LINE,
+    PROTOCOL,
+    Channel,
+    decode_error,
+    decode_event,
+    encode_spec,
+    host_dir,
+    log_path,
+    socket_address,
+    socket_path,
+)
+from gemini_relay.jobs.manager import POLL_INTERVAL, JobManager, poll_until, reap_orphan_cli
+from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.runners import JobOptions
+from gemini_relay.jobs.spawner import Spawner
+from gemini_relay.jobs.status import JobStatus, derive_status
+from gemini_relay.jobs.store import JobStore
+from gemini_relay.log import logger
+from gemini_relay.supervise.liveness import is_alive
+
+START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry
+REQUEST_TIMEOUT = 30.0  # a create is a few store writes; past this the host is stuck
+CANCEL_TIMEOUT_MARGIN = 10.0
+
+
+class HostMismatch(Exception):
+    def __init__(self, version: str, protocol: int) -> None:
+        super().__init__(f"relay host {version} (protocol {protocol})")
+
+
+class HostClient:
+    """How this server reaches the host of its state dir."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.path = socket_path(settings.state_dir)
+        self._children: list[subprocess.Popen[bytes]] = []
+
+    # --- blocking: used where the Runner protocol is synchronous (create) ---------------------------------------
+
+    def request(self, message: dict[str, Any], *, start: bool = True) -> dict[str, Any]:
+        """One request, one reply, starting the host if needed (unless `start` is False: then OSError). A host
+        that began draining meanwhile is replaced and asked again."""
+        for _ in range(3):
+            sock = self.ensure() if start else self._greet()
+            with sock, sock.makefile("rwb") as stream:
+                stream.write(_line(message))
+                stream.flush()
+                reply = _read(stream)
+            if reply.get("error", {}).get("kind") != "draining":
+                return reply
+            time.sleep(0.05)  # the draining host is handing over its socket and lock
+        return reply
+
+    def ensure(self) -> socket.socket:
+        """A connected, greeted socket to a host of this version: the running one, or one started now (after asking
+        a host of another version to drain)."""
+        self._reap()
+        try:
+            return self._greet()
+        except HostMismatch as exc:
+            logger.info("Replacing the %s: asking it to drain", exc)
+            self._drain()
+        except OSError:
+            pass
+        return self._start()
+
+    def _greet(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(REQUEST_TIMEOUT)
+        try:
+            with socket_address(self.path) as address:
+                sock.connect(address)
+            stream = sock.makefile("rwb")
+            stream.write(_line(_hello()))
+            stream.flush()
+            reply = _read(stream)
+            stream.close()
+        except (OSError, ValueError) as exc:
+            sock.close()
+            raise OSError(f"no relay host at {self.path}: {exc}") from exc
+        if not reply.get("ok"):
+            sock.close()
+            raise HostMismatch(str(reply.get("version")), int(reply.get("protocol") or 0))
+        return sock
+
+    def _drain(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(REQUEST_TIMEOUT)
+            with sock, sock.makefile("rwb") as stream:
+                with socket_address(self.path) as address:
+                    sock.connect(address)
+                for message in (_hello(), {"op": "drain"}):
+                    stream.write(_line(message))
+                    stream.flush()
+                    _read(stream)
+
+    def _start(self) -> socket.socket:
+        directory = host_dir(self.settings.state_dir)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with log_path(self.settings.state_dir).open("ab") as log:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "gemini_relay", "host"],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                cwd=directory,
+                env=dict(self.settings.env),
+                start_new_session=True,
+                close_fds=True,
+            )
+        self._children.append(child)
+        logger.info("Started the relay host (pid %d)", child.pid)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                return self._greet()
+            except HostMismatch:
+                self._drain()  # another server started an old one meanwhile: unlikely, but never talk to it
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                where = log_path(self.settings.state_dir)
+                raise BackendUnavailable(
+                    f"The relay host did not start within {START_TIMEOUT:g}s (see {where}); "
+                    "set GEMINI_RELAY_HOST=off to run without it."
+                )
+            time.sleep(0.02)  # waiting for the socket to accept: connect is the only signal there is
+
+    def _reap(self) -> None:
+        self._children = [c for c in self._children if c.poll() is None]
+
+    # --- async: the run's stream ------------------------------------------------------------------------------
+
+    async def open(self) -> Channel:
+        """A greeted channel to the host (started first when it is not there)."""
+        try:
+            stream = await self._connect()
+        except OSError:
+            sock = await anyio.to_thread.run_sync(self.ensure)
+            sock.close()
+            stream = await self._connect()
+        channel = Channel(stream)
+        try:
+            await channel.send(_hello())
+            reply = await channel.receive()
+        except BaseException:
+            await channel.aclose()
+            raise
+        if not reply.get("ok"):
+            await channel.aclose()
+            sock = await anyio.to_thread.run_sync(self.ensure)  # replaces the mismatched host
+            sock.close()
+            return await self.open()
+        return channel
+
+    async def _connect(self) -> SocketStream:
+        with socket_address(self.path) as address:
+            return await anyio.connect_unix(address)
+
+    async def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        channel = await self.open()
+        try:
+            await channel.send(message)
+            return await channel.receive()
+        finally:
+            await channel.aclose()
+
+
+class HostRunner:
+    """The Runner for backends run in the host: create there (synchronously, so the job id is known at once), then
+    attach to the run and fold its events into this server's record."""
+
+    def __init__(self, client: HostClient, jobs: HostedJobManager) -> None:
+        self._client = client
+        self._jobs = jobs
+        self._env = dict(client.settings.env)
+        self.deadline_margin = client.settings.kill_grace + 15.0  # the host enforces the deadline itself
+        self.detaching = False
+
+    def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
+        reply = self._client.request(
+            {
+                "op": "create",
+                "run_id": record.run_id,
+                "spec": encode_spec(record.spec),
+                "backend": record.backend.value,
+                "options": {"priority": options.priority, "idempotency_key": options.idempotency_key},
+                "env": self._env,
+            }
+        )
+        if "error" in reply:
+            raise decode_error(reply["error"])
+        record.run_id = str(reply["job_id"])
+        record.reused_job = bool(reply.get("reused"))
+        return record
+
+    def detach(self) -> None:
+        """The server is going away: its runs go on in the host."""
+        self.detaching = True
+
+    def abandon(self, record: RunRecord) -> None:
+        """Cancelled before this server attached: the host ends the job (it may have started it already)."""
+        if self.detaching:
+            return
+        with contextlib.suppress(OSError, ValueError, BackendUnavailable, HostMismatch):
+            self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
+
+    async def run(self, record: RunRecord, backend: Backend) -> RunResult:
+        try:
+            channel = await self._client.open()
+        except OSError:
+            return await self._jobs.follow_store(record)
+        try:
+            await channel.send({"op": "run", "job_id": record.run_id, "env": self._env})
+            while True:
+                message = await channel.receive()
+                if "event" in message:
+                    record.apply(decode_event(message["event"]))
+                elif "state" in message:  # queued behind the host's cap, then admitted: the keepalives say which
+                    record.state = RunState(message["state"])
+                elif "result" in message:
+                    return RunResult.from_json(message["result"]).raise_for_failure()
+                elif "error" in message:
+                    raise decode_error(message["error"])
+                else:  # {"follow": true}: another supervisor runs it
+                    return await self._jobs.follow_store(record)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError, ValueError):
+            logger.info("The relay host went away during job %s; reading the job store", record.run_id)
+            return await self._jobs.follow_store(record)
+        except anyio.get_cancelled_exc_class():
+            if not self.detaching:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self._client.settings.kill_grace + 10):
+                    await self._jobs.cancel(record.run_id)
+            raise
+        finally:
+            with anyio.CancelScope(shield=True):
+                await channel.aclose()
+
+
+class HostedJobManager(JobManager):
+    """The management API over the shared store, for a server whose runs are in the host: cancel goes to the host
+    (never a signal to it), and a queued job of a dead host is adopted by asking the (new) host to run it."""
+
+    def __init__(self, store: JobStore, spawner: Spawner, *, kill_grace: float, client: HostClient) -> None:
+        super().__init__(store, spawner, kill_grace=kill_grace)
+        self.client = client
+
+    def adopt(self, job_id: str) -> RunRecord | None:
+        if job_id in self._adopted:
+            return None
+        meta = self.store.meta(job_id)
+        self._adopted.add(job_id)
+        return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
+
+    async def cancel(self, job_id: str) -> JobStatus:
+        """The host cancels its own runs. A job it does not know (a draining host's, or a run-job supervisor's of a
+        server with GEMINI_RELAY_HOST=off) gets the cancel file both watch, then JobManager's signals if ignored."""
+        self.store.request_cancel(job_id)
+        try:
+            reply = await self._client_cancel(job_id)
+        except (OSError, ValueError, BackendUnavailable):
+            reply = {"found": False}
+        if not reply.get("found"):
+            supervisor = self.store.supervisor(job_id)
+            if supervisor is None or not is_alive(supervisor):
+                return await super().cancel(job_id)
+            status = await poll_until(lambda: derive_status(self.store, job_id), lambda s: s.state.terminal,
+                                      timeout=self._kill_grace + CANCEL_TIMEOUT_MARGIN)  # fmt: skip
+            if not status.state.terminal:
+                return await super().cancel(job_id)
+        status = derive_status(self.store, job_id)
+        await reap_orphan_cli(status)
+        return status
+
+    async def _client_cancel(self, job_id: str) -> dict[str, Any]:
+        return await self.client.call({"op": "cancel", "job_id": job_id})
+
+    async def follow_store(self, record: RunRecord) -> RunResult:
+        """The host is gone (or another supervisor runs the job): its outcome as the store tells it."""
+        status = await poll_until(lambda: derive_status(self.store, record.run_id), lambda s: s.state.terminal)
+        await reap_orphan_cli(status)
+        return self._finish(record, status)
+
+
+def _hello() -> dict[str, Any]:
+    return {"op": "hello", "protocol": PROTOCOL, "version": __version__, "pid": os.getpid()}
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def _read(stream: Any) -> dict[str, Any]:
+    line = stream.readline(MAX_LINE)
+    if not line:
+        raise OSError("the relay host closed the connection")
+    data = json.loads(line)
+    if not isinstance(data, dict):
+        raise ValueError("a host message must be a JSON object")
+    return data  # pyright: ignore[reportUnknownVariableType]
+
+
+__all__ = ["POLL_INTERVAL", "HostClient", "HostMismatch", "HostRunner", "HostedJobManager"]

@@ -1,0 +1,143 @@
+"""The relay host's wire protocol: NDJSON over a Unix socket in the state dir (never the network).
+
+Every connection opens with `hello` (protocol and relay version; a server never talks to a host of another
+version). Requests are one JSON object per line with an `op`; replies are objects too. `run` answers with a stream
+of `{"event": ...}` lines and then one `{"result": <RunResult JSON>}` (failures keep their kind through
+core/result.Failure). Errors that are not run results are `{"error": {"kind": ..., "message": ...}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from anyio.abc import ByteStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from gemini_relay.core import events as ev
+from gemini_relay.core.events import AgentEvent, Usage
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
+from gemini_relay.jobs.store import JobConflict, JobMeta
+
+PROTOCOL = 1
+_ANY_BACKEND = BackendName.GEMINI  # JobMeta's codec needs one; the spec's encoding does not depend on it
+SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin
+MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels in one line
+
+_EVENTS: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (ev.SessionStarted, ev.TextDelta, ev.ToolCall, ev.ToolResult, ev.StreamNotice, ev.RunNotice,
+                ev.Spawned, ev.Finished)
+}  # fmt: skip
+
+
+def host_dir(state_dir: Path) -> Path:
+    return state_dir / "host"
+
+
+def socket_path(state_dir: Path) -> Path:
+    return host_dir(state_dir) / "host.sock"
+
+
+@contextmanager
+def socket_address(path: Path) -> Iterator[str]:
+    """An address for bind/connect: the path itself, or — past AF_UNIX's 108-byte limit (deep state dirs) — the same
+    file reached through an open descriptor of its directory (/proc/self/fd/N/host.sock, Linux)."""
+    if len(os.fsencode(path)) < SUN_PATH_MAX:
+        yield str(path)
+        return
+    fd = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield f"/proc/self/fd/{fd}/{path.name}"
+    finally:
+        os.close(fd)
+
+
+def lock_path(state_dir: Path) -> Path:
+    return host_dir(state_dir) / "host.lock"
+
+
+def log_path(state_dir: Path) -> Path:
+    return host_dir(state_dir) / "host.log"
+
+
+# --- values ---------------------------------------------------------------------------------------------------------
+
+
+def encode_event(event: AgentEvent) -> dict[str, Any]:
+    return {"type": type(event).__name__, **asdict(event)}
+
+
+def decode_event(data: dict[str, Any]) -> AgentEvent:
+    cls = _EVENTS[data["type"]]
+    names = {f.name for f in fields(cls)}
+    raw = {k: v for k, v in data.items() if k in names}
+    if cls is ev.Finished:
+        if isinstance(raw.get("usage"), dict):
+            raw["usage"] = Usage(**raw["usage"])
+        raw["denied_actions"] = tuple(raw.get("denied_actions") or ())
+    event: AgentEvent = cls(**raw)
+    return event
+
+
+def encode_spec(spec: RunSpec) -> dict[str, Any]:
+    """The spec in the job store's own JSON shape (JobMeta's codec), so there is one encoding of a RunSpec."""
+    spec_json: dict[str, Any] = JobMeta("", "", _ANY_BACKEND, spec, 0.0).to_json()["spec"]
+    return spec_json
+
+
+def decode_spec(data: dict[str, Any]) -> RunSpec:
+    return JobMeta.from_json({"job_id": "", "tool": "", "backend": _ANY_BACKEND.value, "spec": data,
+                              "created_at": 0.0}).spec  # fmt: skip
+
+
+def encode_error(exc: RelayError) -> dict[str, Any]:
+    """An error that is not a run result (those travel as RunResult JSON)."""
+    kind = "conflict" if isinstance(exc, JobConflict) else "input" if isinstance(exc, InputError) else (
+        "unavailable" if isinstance(exc, BackendUnavailable) else "failed")  # fmt: skip
+    field = exc.field if isinstance(exc, InputError) else None
+    return {"kind": kind, "message": str(exc), "field": field}
+
+
+def decode_error(data: dict[str, Any]) -> RelayError:
+    kind, message = data.get("kind"), str(data.get("message") or "the relay host refused the request")
+    if kind == "conflict":
+        return JobConflict(message)
+    if kind == "input":
+        return InputError(message, field=data.get("field"))
+    if kind == "unavailable":
+        return BackendUnavailable(message)
+    return RunFailed(message)
+
+
+# --- framing --------------------------------------------------------------------------------------------------------
+
+
+class Channel:
+    """One connection: JSON objects in, JSON objects out, a line each."""
+
+    def __init__(self, stream: ByteStream) -> None:
+        self.stream = stream
+        self._reader = BufferedByteReceiveStream(stream)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        await self.stream.send(line)
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message. Raises anyio.EndOfStream (or IncompleteRead) when the peer hung up."""
+        line = await self._reader.receive_until(b"\n", MAX_LINE)
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError("a host message must be a JSON object")
+        return data  # pyright: ignore[reportUnknownVariableType]
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()

@@ -1,0 +1,136 @@
+"""HostedRunner: the relay host's runner. Jobs are created in the store as JobManager.create does (idempotency,
+conversation lock, held by the host), the backend runs in the host process, and every event is mirrored into the
+store (so any server's gemini-status sees it and a crash keeps the partial text) and published to the servers
+attached to the run (LiveJob) as it happens. The host is recorded as the job's supervisor: if it dies, derive_status
+says `interrupted`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import anyio
+
+from gemini_relay.backends.base import Backend
+from gemini_relay.core.events import AgentEvent
+from gemini_relay.core.result import RunResult
+from gemini_relay.core.vocabulary import RunState
+from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.host_protocol import Channel, encode_event
+from gemini_relay.jobs.manager import JobManager
+from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.runners import consume, outcome_from_record
+from gemini_relay.jobs.spawner import DetachedSpawner
+from gemini_relay.jobs.store import JobResult
+from gemini_relay.jobs.supervisor import StoreMirror
+from gemini_relay.jobs.supervisor import _execute as execute_to_result  # pyright: ignore[reportPrivateUsage]
+from gemini_relay.log import logger
+from gemini_relay.supervise.liveness import describe
+
+
+class LiveJob:
+    """A run in this host: its events so far and, at the end, its result, for every server attached to it."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        # What an attached server replays: the run's state (queued in this host's engine, then starting) and events.
+        self.events: list[dict[str, Any]] = [{"state": RunState.QUEUED.value}]
+        self.result: RunResult | None = None
+        self._changed = anyio.Event()
+
+    def publish(self, event: AgentEvent) -> None:
+        self.events.append({"event": encode_event(event)})
+        self._wake()
+
+    def admitted(self) -> None:
+        self.events.append({"state": RunState.STARTING.value})
+        self._wake()
+
+    def finish(self, result: RunResult) -> None:
+        self.result = result
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    async def stream(self, channel: Channel) -> None:
+        """Every event (from the first: a late attacher misses nothing), then the result."""
+        sent = 0
+        while True:
+            changed = self._changed
+            while sent < len(self.events):
+                await channel.send(self.events[sent])
+                sent += 1
+            if self.result is not None and sent == len(self.events):
+                await channel.send({"result": self.result.to_json()})
+                return
+            if changed is self._changed:
+                await changed.wait()
+
+    async def ended(self, timeout: float) -> bool:
+        with anyio.move_on_after(timeout):
+            while self.result is None:
+                await self._changed.wait()
+        return self.result is not None
+
+
+class HostedRunner(JobManager):
+    """JobManager's create / abandon / locks, with the run itself done here instead of by a spawned supervisor."""
+
+    def __init__(self, store: FileJobStore, env: dict[str, str], *, kill_grace: float) -> None:
+        super().__init__(store, DetachedSpawner(store, env), kill_grace=kill_grace)
+        self.deadline_margin = 0.0  # the engine's own deadline stops an in-process run
+        self.backends: dict[str, Backend] = {}  # job id → the backend built from the calling server's settings
+        self.live: dict[str, LiveJob] = {}
+
+    def lock_for(self, job_id: str, conversation_id: str | None) -> None:
+        """Take the conversation lock of a job adopted from the store (raises JobConflict when it is busy)."""
+        if conversation_id:
+            self._lock_fds[job_id] = self._spawner.lock_conversation(conversation_id)
+
+    def detach(self) -> None:
+        """The host never detaches from its runs: they end (or are cancelled) in it."""
+
+    async def run(self, record: RunRecord, backend: Backend) -> RunResult:
+        job_id = record.run_id
+        backend = self.backends.get(job_id, backend)
+        self.store.write_supervisor(job_id, describe(os.getpid()))
+        mirror = StoreMirror(self.store, job_id, record, time.time())
+        live = self.live.get(job_id)
+        if live is not None:
+            live.admitted()
+
+        def listen(event: AgentEvent) -> None:
+            mirror.on_event(event)
+            mirror.flush()  # writes only when state, session, model or CLI pid changed
+            if live is not None:
+                live.publish(event)
+
+        record.listener = listen
+        mirror.flush()
+        await consume(backend, record)
+        return outcome_from_record(record)
+
+    async def execute(self, engine: RunEngine, record: RunRecord) -> JobResult:
+        """Run the job through the host's engine (cap, FIFO, pacing, deadline) to its durable result."""
+        job_id = record.run_id
+        try:
+            result = await execute_to_result(engine, record, time.time())
+            self._release_lock(job_id)  # before the result: whoever sees it may continue the conversation at once
+            if self.store.result(job_id) is None:  # abandon() already ended a job refused in the queue
+                self.store.write_result(job_id, result)
+            logger.info("Job %s finished %s", job_id, result.state)
+            stored = self.store.result(job_id)
+            return stored if stored is not None else result
+        finally:
+            self._release_lock(job_id)
+            self.backends.pop(job_id, None)
+            live = self.live.pop(job_id, None)
+            if live is not None:
+                stored = self.store.result(job_id)
+                if stored is not None:
+                    live.finish(stored.result)

@@ -1,0 +1,56 @@
+"""Runs through the relay host: every server is a thin client of one host per user (one cap, one job store)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
+from tests.harness import Relay, wait_no_cli_processes
+from tests.host.conftest import host_request
+from tests.test_server_surface import text_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, text_of(result)
+    data: dict[str, Any] = json.loads(text_of(result))
+    return data
+
+
+async def test_an_ask_through_the_host_answers_as_without_it(hosted: Relay) -> None:
+    async with hosted.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "hello host"})
+        listed = await call_json(client, "gemini-jobs", {})
+    assert not result.is_error, text_of(result)
+    assert echo_text("hello host") in text_of(result)
+    status = host_request(hosted, {"op": "status"})[1]
+    assert listed["jobs"][0]["state"] == "done"
+    assert status["jobs"] == [] and status["pid"] > 0
+
+
+async def test_a_job_started_through_the_host_is_collected_with_its_whole_answer(hosted: Relay) -> None:
+    async with hosted.client() as client:
+        started = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.2]] hello"})
+        done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
+    assert started["conversation_id"]
+    assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
+    assert done["usage"]["input_tokens"] == 12
+
+
+async def test_cancel_by_job_id_stops_a_hosted_job_and_its_cli(hosted: Relay) -> None:
+    async with hosted.client() as client:
+        started = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 20.0)
+        cancelled = await client.call_tool("gemini-cancel", {"jobId": started["job_id"]})
+        status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
+        await wait_no_cli_processes(hosted.home)
+    assert text_of(cancelled).startswith(f"Cancelled job {started['job_id']} (cancelled"), text_of(cancelled)
+    assert status["state"] == "cancelled"
+    assert host_request(hosted, {"op": "status"})[1]["pid"] > 0  # the host was not signalled

@@ -1,0 +1,120 @@
+"""Two servers, one host: one cap and one job store; a server or a host killed outright loses no finished result."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.fakes.fake_gemini_api import SLOW_CHUNKS, STALL_TEXT, echo_text
+from tests.harness import Relay, wait_no_cli_processes
+from tests.host.conftest import host_pids, host_request, server_pids, state_dir
+from tests.host.test_host_runs import call_json
+from tests.test_server_surface import text_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_two_servers_share_one_host_one_cap_and_one_job_store(hosted: Relay) -> None:
+    hosted.env["GEMINI_RELAY_MAX_CONCURRENT"] = "1"
+    async with hosted.client() as first, hosted.client() as second:
+        slow = await call_json(first, "gemini-run", {"prompt": "[[fake:slow:0.5]] first"})
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+        queued = await call_json(second, "gemini-run", {"prompt": "second"})
+        seen = await call_json(second, "gemini-status", {"jobId": queued["job_id"]})
+        assert seen["state"] == "queued"  # behind the first server's run: one cap for both
+        assert len(hosted.main_requests()) == 1
+        other = await call_json(second, "gemini-wait", {"jobId": slow["job_id"]})  # the first's job, seen by both
+        done = await call_json(first, "gemini-wait", {"jobId": queued["job_id"]})
+    assert other["state"] == "done" and other["result"] == "".join(SLOW_CHUNKS)
+    assert done["state"] == "done" and done["result"] == echo_text("second")
+    assert [r.scenario for r in hosted.main_requests()] == ["slow", "default"]
+    assert len(host_pids(hosted)) == 1
+
+
+async def test_a_host_killed_mid_run_leaves_an_interrupted_job_with_its_text_and_the_next_call_starts_a_new_one(
+    hosted: Relay,
+) -> None:
+    async with hosted.client() as client:
+        async with anyio.create_task_group() as tg:
+            answers: list[str] = []
+
+            async def ask() -> None:
+                result = await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
+                answers.append(text_of(result))
+
+            tg.start_soon(ask)
+            jobs = state_dir(hosted) / "jobs"
+            with anyio.fail_after(30):
+                while not any(STALL_TEXT in _read(out) for out in jobs.glob("*/out.txt")):
+                    await anyio.sleep(0.05)
+            old = host_request(hosted, {"op": "status"})[1]["pid"]
+            os.kill(old, signal.SIGKILL)
+        await wait_no_cli_processes(hosted.home)
+        listed = await call_json(client, "gemini-jobs", {})
+        status = await call_json(client, "gemini-status", {"jobId": listed["jobs"][0]["job_id"]})
+        again = await client.call_tool("gemini-ask", {"prompt": "after the crash"})
+    assert status["state"] == "failed" and status["failure_reason"] == "interrupted"
+    assert status["partial"] is True and STALL_TEXT in status["result"]
+    assert "interrupted" in answers[0] and STALL_TEXT in answers[0]
+    assert not again.is_error and echo_text("after the crash") in text_of(again)
+    assert host_request(hosted, {"op": "status"})[1]["pid"] != old
+
+
+async def test_a_server_killed_mid_run_loses_nothing_its_job_finishes_in_the_host(hosted: Relay) -> None:
+    with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server, however it surfaces
+        async with hosted.client() as client, anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "gemini-ask", {"prompt": "[[fake:slow:0.4]] keep going"})
+            await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+            for pid in server_pids(hosted):
+                os.kill(pid, signal.SIGKILL)
+    async with hosted.client() as client:
+        listed = await call_json(client, "gemini-jobs", {})
+        done = await call_json(client, "gemini-wait", {"jobId": listed["jobs"][0]["job_id"]})
+    assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
+
+
+async def test_with_the_host_off_runs_use_a_supervisor_per_job_and_no_host_starts(relay: Relay) -> None:
+    async with relay.client(GEMINI_RELAY_HOST="off", GEMINI_RELAY_TOOLSETS="jobs") as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "no host"})
+        listed = await call_json(client, "gemini-jobs", {})
+    job = state_dir(relay) / "jobs" / listed["jobs"][0]["job_id"]
+    supervisor = json.loads((job / "supervisor.json").read_text(encoding="utf-8"))
+    assert not result.is_error and echo_text("no host") in text_of(result)
+    assert supervisor["pid"] not in host_pids(relay)
+    assert (job / "supervisor.log").exists()  # written by the run-job process
+    assert not (state_dir(relay) / "host").exists()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+async def test_a_call_queued_behind_another_servers_run_says_it_waits_in_the_queue(hosted: Relay) -> None:
+    queued: list[str] = []
+    results: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        queued.append(message or "")
+
+    env = {"GEMINI_RELAY_MAX_CONCURRENT": "1", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.25"}
+    async with hosted.client(**env) as first, hosted.client(**env) as second, anyio.create_task_group() as tg:
+
+        async def run(client: Client, prompt: str, callback: Any = None) -> None:
+            result = await client.call_tool("gemini-ask", {"prompt": prompt}, progress_callback=callback)
+            results.append(text_of(result))
+
+        tg.start_soon(run, first, "[[fake:slow:0.6]] first")
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+        tg.start_soon(run, second, "second", on_progress)
+    assert any("Waiting in the queue for a free gemini slot" in m for m in queued), queued
+    assert any(echo_text("second") in r for r in results)
