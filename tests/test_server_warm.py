@@ -165,7 +165,9 @@ async def test_warm_off_never_starts_an_acp_process(relay: Relay) -> None:
 
 
 async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves_none(agy_relay: Relay) -> None:
-    async with agy_relay.client(**WARM) as client:
+    # Without a relay host the server owns the warm agy, so none may outlive it (a host's outlive servers, and the
+    # harness checks that none outlives the host).
+    async with agy_relay.client(**WARM, GEMINI_RELAY_HOST="off") as client:
         first = await client.call_tool("gemini-ask", {"prompt": "say hi"})
         second = await client.call_tool("gemini-ask", {"prompt": "again", "conversationId": thread_of(text_of(first))})
     log = (agy_relay.base / "fake-agy.log").read_text(encoding="utf-8").splitlines()
@@ -197,7 +199,8 @@ async def test_a_server_killed_with_sigkill_leaves_no_warm_cli_behind(relay: Rel
     pids: list[int] = []
     left: list[int] | None = None
     try:
-        async with relay.client(**WARM) as client:
+        # Without a host the server owns its warm CLI; with one, the host does and outlives its servers on purpose.
+        async with relay.client(**WARM, GEMINI_RELAY_HOST="off") as client:
             pids = await wait_for_warm_process(relay.home)
             await client.call_tool("gemini-ask", {"prompt": "hi"})
             servers = [p for p in processes_using(relay.home) if b"gemini_relay" in _cmdline(p).split(b"\0")]
@@ -210,3 +213,14 @@ async def test_a_server_killed_with_sigkill_leaves_no_warm_cli_behind(relay: Rel
         if left is None:
             raise  # the connection dying with the server surfaces on leaving the client, after the checks
     assert pids and left == []
+
+
+async def test_with_the_host_a_job_is_served_by_the_hosts_warm_cli_and_collected(relay: Relay) -> None:
+    async with relay.client(**WARM, GEMINI_RELAY_TOOLSETS="jobs") as client:
+        await wait_for_warm_process(relay.home)  # the server asked the host to prewarm at start
+        started = await client.call_tool("gemini-run", {"prompt": "warm job"})
+        assert not started.is_error, text_of(started)
+        job_id = json.loads(text_of(started))["job_id"]
+        waited = json.loads(text_of(await client.call_tool("gemini-wait", {"jobId": job_id, "wait": BOUND})))
+    assert waited["state"] == "done" and "You said: warm job" in waited["result"]
+    assert acp_processes(relay.home)  # the warm CLI belongs to the host, not to the server that is gone

@@ -76,13 +76,18 @@ class BackendRegistry:
         probes: ProbeCache | None = None,
         *,
         overrides: Mapping[BackendName, Backend] | None = None,
+        warm_here: bool | None = None,
     ) -> None:
-        """`overrides` replaces the named backends with ready-made ones (tests: a scripted backend, no process)."""
+        """`overrides` replaces the named backends with ready-made ones (tests: a scripted backend, no process).
+        `warm_here`: this process owns the warm pools (the relay host does; a server does only when there is no
+        host). Default: GEMINI_RELAY_WARM on and GEMINI_RELAY_HOST off."""
         self.settings = settings
         probes = probes or ProbeCache(settings.state_dir / "probes")
-        # A warm child lives in the process that owns it, so a warm backend's runs are inline, not supervised.
+        self.warm_here = settings.warm and not settings.host if warm_here is None else warm_here
+        # A warm child lives in the process that owns it: a server that owns one runs those backends inline.
+        inline = self.warm_here and warm_here is None
         self.entries: Mapping[BackendName, Entry] = {
-            e.name: replace(e, runner=RunnerKind.INLINE) if e.warm_capable and settings.warm else e for e in BACKENDS
+            e.name: replace(e, runner=RunnerKind.INLINE) if e.warm_capable and inline else e for e in BACKENDS
         }
         built: dict[BackendName, Backend] = {e.name: e.build(settings, probes) for e in BACKENDS}
         self.backends: Mapping[BackendName, Backend] = {**built, **(overrides or {})}
@@ -102,7 +107,10 @@ class BackendRegistry:
         return backend
 
     async def open(self) -> None:
-        """Enter every backend's warm pool in the owner's task (which must also call `aclose`)."""
+        """Enter every backend's warm pool in the owner's task (which must also call `aclose`); a no-op in a
+        process that does not own the warm pools (a server whose runs go to the relay host)."""
+        if not self.warm_here:
+            return
         for backend in self.backends.values():
             opener: Callable[[], Awaitable[None]] | None = getattr(backend, "open", None)
             if opener is not None:

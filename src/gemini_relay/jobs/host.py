@@ -91,6 +91,8 @@ class Host:
             own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
         )
         self._registries: OrderedDict[str, BackendRegistry] = OrderedDict()
+        self._pools: TaskGroup | None = None  # owns the warm pools of the registries (GEMINI_RELAY_WARM)
+        self._pool_closers: dict[int, anyio.Event] = {}
         self._lock_fd: int | None = lock_fd
         self._connections = 0
         self._last_busy = time.monotonic()
@@ -117,7 +119,8 @@ class Host:
         path.chmod(0o600)
         self._listener = listener
         logger.info("gemini-relay host %s (protocol %d) listening on %s", __version__, PROTOCOL, path)
-        async with anyio.create_task_group() as connections:
+        async with anyio.create_task_group() as pools, anyio.create_task_group() as connections:
+            self._pools = pools
             self._connections_tg = connections
             async with anyio.create_task_group() as jobs:
                 self._jobs = jobs
@@ -137,6 +140,8 @@ class Host:
                 while self._streams:
                     await self._streams_idle.wait()
             connections.cancel_scope.cancel()
+            for closer in self._pool_closers.values():
+                closer.set()  # the warm children stop once no run needs them (pools close in their owner task)
         self._release_lock()
         logger.info("gemini-relay host exits")
 
@@ -252,6 +257,10 @@ class Host:
             await channel.send({"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL,
                                 "jobs": sorted(self.runner.live), "connections": self._connections,
                                 "draining": self._draining})  # fmt: skip
+        elif op == "prewarm":  # a server started: its registry (and its warm pools) get ready before its first call
+            if not self._draining:
+                self._registry(dict(request.get("env") or {}), Path(str(request.get("cwd") or ".")))
+            await channel.send({"prewarming": self.settings.warm})
         elif op == "drain":
             self.drain()
             await channel.send({"draining": True, "jobs": sorted(self.runner.live)})
@@ -268,11 +277,29 @@ class Host:
         key = hashlib.sha256(json.dumps([sorted(env.items()), str(settings.project_root)]).encode()).hexdigest()
         registry = self._registries.get(key)
         if registry is None:
-            registry = self._registries[key] = BackendRegistry(settings)
+            registry = self._registries[key] = BackendRegistry(settings, warm_here=settings.warm)
+            if registry.warm_here and self._pools is not None:
+                closer = self._pool_closers[id(registry)] = anyio.Event()
+                self._pools.start_soon(self._own_pools, registry, closer)
             while len(self._registries) > REGISTRIES:
-                self._registries.popitem(last=False)
+                _, evicted = self._registries.popitem(last=False)
+                evicted_closer = self._pool_closers.get(id(evicted))
+                if evicted_closer is not None:
+                    del self._pool_closers[id(evicted)]
+                    evicted_closer.set()
         self._registries.move_to_end(key)
         return registry
+
+    async def _own_pools(self, registry: BackendRegistry, closed: anyio.Event) -> None:
+        """A registry's warm pools live in this one task: opened here, prewarmed, and closed here (SIGTERM to each
+        warm child's group, grace, SIGKILL) when the registry is evicted or the host stops."""
+        await registry.open()
+        try:
+            registry.prewarm()
+            await closed.wait()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await registry.aclose()
 
     def _create(self, request: dict[str, Any]) -> dict[str, Any]:
         if self._draining:

@@ -303,6 +303,13 @@ class HostedJobManager(JobManager):
         await reap_orphan_cli(status)
         return status
 
+    async def prewarm(self) -> None:
+        """Have the host boot this server's warm processes now (starting the host if needed), so the first call is
+        warm too. Blocking socket work, so in a worker thread."""
+        settings = self.client.settings
+        message = {"op": "prewarm", "env": dict(settings.env), "cwd": str(settings.project_root)}
+        await anyio.to_thread.run_sync(lambda: self.client.request(message))
+
     async def _client_cancel(self, job_id: str) -> dict[str, Any]:
         return await self.client.call({"op": "cancel", "job_id": job_id})
 

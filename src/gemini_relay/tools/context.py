@@ -63,8 +63,14 @@ class Deps:
 
     async def warm_up(self) -> None:
         """Probe the active backend in the background, so the first call does not pay for `--help`, and boot the
-        warm processes (when the registry's pools are open) so the first call is warm too."""
+        warm processes (here when this server owns the pools, else in the relay host) so the first call is warm too."""
         self.registry.prewarm()
+        prewarm_host = getattr(self.jobs, "prewarm", None)  # a HostedJobManager: the host owns the warm pools
+        if self.settings.warm and prewarm_host is not None:
+            try:
+                await prewarm_host()
+            except (OSError, RelayError) as exc:  # the first real call starts the host and reports properly
+                logger.info("Relay host prewarm skipped: %s", exc)
         try:
             await self.registry.warm_up()
         except RelayError as exc:  # the first real call reports it properly
