@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from bench.reliability import bad_input, crashes, escapes, load, protocol, secrets
+from bench.reliability import bad_input, crashes, escapes, faults, http_door, load, protocol, secrets
 from bench.reliability.table import Figure, findings_text, render
 
 Attack = Callable[[bool], Awaitable[list[Figure]]]
@@ -29,6 +29,8 @@ CATEGORIES: dict[str, Attack] = {
     "escapes": escapes.attack,
     "secrets": secrets.attack,
     "load": load.attack,
+    "faults": faults.attack,
+    "http": http_door.attack,
 }
 
 
