@@ -104,7 +104,9 @@ async def state_faults() -> tuple[list[str], str]:
                         subprocess.run(["mount", "-o", "remount,ro", str(state)], check=True)
                     answer = await call(client, "gemini-run", {"prompt": f"state {fault}"})
                     if not answer.is_error or "internal error" in answer.text.lower():
-                        bad.append(f"state dir {fault}: gemini-run answered {answer.text[:160]!r}")
+                        errors = [ln for ln in w.relay.stderr().splitlines() if "Error" in ln and "File" not in ln]
+                        cause = errors[-1][-160:] if errors else "no error line in the server log"
+                        bad.append(f"state dir {fault}: gemini-run answered {answer.text[:90]!r}; server log: {cause}")
                     elif not any(word in answer.text for word in CLEAR):
                         bad.append(f"state dir {fault}: unclear error {answer.text[:160]!r}")
                     bad += [f"state dir {fault}: half-written job {h}" for h in half_written(state)]

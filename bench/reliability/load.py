@@ -54,7 +54,8 @@ async def attack(short: bool) -> list[Figure]:
             async def sample() -> None:
                 while not done.is_set():
                     # runs of the CLI (its argv), not the processes a CLI starts itself (they inherit its env)
-                    mine = [p for p in cli_processes(w.relay.home) if b"--output-format" in _cmdline(p)]
+                    runs = [p for p in cli_processes(w.relay.home) if b"--output-format" in _cmdline(p)]
+                    mine = [p for p in runs if _ppid(p) not in runs]  # the CLI forks a worker copy of itself
                     peak["cli"] = max(peak["cli"], len(mine))
                     if len(mine) > CAP and len(over) < 5:
                         over.append("; ".join(f"pid {p} ppid {_ppid(p)} {_cmdline(p)[1][-40:]!r}" for p in mine))
