@@ -15,8 +15,12 @@ from bench.reliability.table import Figure, findings_text, render
 Attack = Callable[[bool], Awaitable[list[Figure]]]
 
 
-async def _crashes(short: bool) -> list[Figure]:
-    return await crashes.attack(*crashes.plan(short))
+async def _server_kills(short: bool) -> list[Figure]:
+    return await crashes.server_kills(crashes.runs_for(short), crashes.server_points(short))
+
+
+async def _child_kills(short: bool) -> list[Figure]:
+    return await crashes.child_kills(crashes.runs_for(short), *crashes.child_points(short))
 
 
 async def _bad_input(short: bool) -> list[Figure]:
@@ -24,7 +28,8 @@ async def _bad_input(short: bool) -> list[Figure]:
 
 
 CATEGORIES: dict[str, Attack] = {
-    "crashes": _crashes,
+    "crashes": _server_kills,
+    "crashes-children": _child_kills,
     "bad-input": _bad_input,
     "escapes": escapes.attack,
     "secrets": secrets.attack,
