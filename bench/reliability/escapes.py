@@ -100,7 +100,7 @@ async def attack(short: bool) -> list[Figure]:
         agy = install_fake_agy(w.relay.base / "bin", w.relay.base / "fake-agy.log")
         chosen = [forms(w)[i] for i in (0, 4)] if short else forms(w)
         cases = [(f, t, a) for f in chosen for t, a in (at_places(f)[::3] if short else at_places(f))]
-        cases += [("", t, a) for t, a in (path_args(w)[::6] if short else path_args(w))]
+        cases += [("", t, a) for t, a in (path_args(w)[::8] if short else path_args(w))]
         env = {"GEMINI_RELAY_ALLOWED_ROOTS": str(w.relay.project)}
         async with w.relay.client(**env) as client, \
                 w.relay.client(**env, GEMINI_MCP_BACKEND="agy", AGY_CLI_PATH=str(agy)) as agy_client:  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import anyio
 from bench.kill9 import World
 from bench.reliability.table import Figure, zero
 from bench.reliability.world import call, left_running, state_dir, world
+from tests.fakes.fake_gemini_api import latest_user_text
 from tests.fakes.gemini_home import REPO_GEMINI_CLI
 
 CATEGORY = "faults"
@@ -116,27 +118,51 @@ async def state_faults() -> tuple[list[str], str]:
     return bad, "tmpfs 512 KiB, filled, then remounted read-only"
 
 
-async def idempotency_race() -> list[str]:
+async def races() -> list[str]:
+    """Two servers sharing one state dir start the same idempotency key, then continue the same conversation, at
+    once: one job and one upstream run for the key; exactly one run of the conversation, the other refused."""
     bad: list[str] = []
     with world("faults-race", GEMINI_RELAY_TOOLSETS="jobs") as w:
-        ids: list[str] = []
-        args = {"prompt": "[[fake:slow:0.2]] race one key", "idempotencyKey": "race-key-1"}
+        outcomes: dict[str, list[str]] = {"key": [], "conversation": []}
 
-        async def start() -> None:
+        async def start(race: str, args: dict[str, str]) -> None:
             async with w.relay.client() as client:
                 answer = await call(client, "gemini-run", args)
-                ids.append(json.loads(answer.text)["job_id"] if not answer.is_error else f"error {answer.text[:80]}")
-                await call(client, "gemini-wait", {"jobId": ids[-1], "wait": 60})
+                if answer.is_error:
+                    outcomes[race].append(f"refused: {answer.text[:200]}")
+                    return
+                job = json.loads(answer.text)["job_id"]
+                outcomes[race].append(job)
+                await call(client, "gemini-wait", {"jobId": job, "wait": 60})
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(start)
-            tg.start_soon(start)
+        async def both(race: str, args: dict[str, str]) -> None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(start, race, args)
+                tg.start_soon(start, race, args)
+
+        await both("key", {"prompt": "[[fake:slow:0.2]] race one key", "idempotencyKey": "race-key-1"})
         jobs = [p for p in (state_dir(w) / "jobs").iterdir() if p.is_dir()]
-        upstream = sum(1 for r in w.relay.api.requests if r.kind == "main")
-        if len(set(ids)) != 1 or len(jobs) != 1 or upstream != 1:
-            bad.append(f"one idempotency key from two servers: job ids {ids}, {len(jobs)} jobs, {upstream} runs")
+        if len(set(outcomes["key"])) != 1 or len(jobs) != 1 or upstream(w, "race one key") != 1:
+            bad.append(f"one idempotency key from two servers: {outcomes['key']}, {len(jobs)} jobs, "
+                       f"{upstream(w, 'race one key')} runs")  # fmt: skip
+        async with w.relay.client() as client:
+            first = await call(client, "gemini-ask", {"prompt": "start a conversation"})
+        conversation = re.search(r"conversationId: (\S+)", first.text)
+        if conversation is None:
+            return [*bad, f"no conversationId to race on: {first.text[-120:]!r}"]
+        await both("conversation", {"prompt": "[[fake:slow:0.3]] race one conversation",
+                                    "conversationId": conversation.group(1)})  # fmt: skip
+        winners = [o for o in outcomes["conversation"] if not o.startswith("refused")]
+        losers = [o for o in outcomes["conversation"] if "in flight" in o]
+        if len(winners) != 1 or len(losers) != 1 or upstream(w, "race one conversation") != 1:
+            bad.append(f"one conversation from two servers: {outcomes['conversation']}, "
+                       f"{upstream(w, 'race one conversation')} runs")  # fmt: skip
         bad += await left_running(w)
     return bad
+
+
+def upstream(w: World, needle: str) -> int:
+    return sum(1 for r in w.relay.api.requests if r.kind == "main" and needle in latest_user_text(r.body or {}))
 
 
 async def attack(short: bool) -> list[Figure]:
@@ -148,10 +174,10 @@ async def attack(short: bool) -> list[Figure]:
         pass
     else:
         state_bad, how = await state_faults()
-        race = await idempotency_race()
+        race = await races()
     return [
         zero(CATEGORY, f"misbehaving CLIs ({', '.join(MODES)}) not survived", cli_bad),
         zero(CATEGORY, "processes left (misbehaving CLIs)", left),
         zero(CATEGORY, f"state dir full / read-only: unclear or half-written ({how})", state_bad),
-        zero(CATEGORY, "idempotency race: not exactly one winner", race),
+        zero(CATEGORY, "two servers racing one idempotency key / one conversation: not exactly one winner", race),
     ]
