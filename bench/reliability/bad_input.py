@@ -16,16 +16,14 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from mcp import Client
 
-from bench.kill9 import World
 from bench.reliability.schema_strategy import from_schema
 from bench.reliability.table import Figure, at_least, zero
 from bench.reliability.world import Answer, call, job_count, left_running, refused_properly, state_dir, world
 
 CATEGORY = "bad input"
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=8,
 )
@@ -75,8 +73,11 @@ def judge(tool: str, args: dict[str, Any], schema: dict[str, Any], answer: Answe
     return out
 
 
-async def one(w: World, client: Client, tool: str, args: dict[str, Any]) -> Answer:
-    return await call(client, tool, {**args, **HOLD.get(tool, {})} if tool in HOLD and "wait" in args else args)
+def sent(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as sent: a valid `wait` is held short; JSON has no NaN or infinity (the strategies draw none)."""
+    wait = args.get("wait")
+    held = tool in HOLD and isinstance(wait, int | float) and not isinstance(wait, bool) and wait > 0
+    return {**args, **HOLD[tool]} if held else args
 
 
 async def attack(per_tool: int, goal: int) -> list[Figure]:
@@ -96,11 +97,11 @@ async def attack(per_tool: int, goal: int) -> list[Figure]:
             try:
                 async with w.relay.client() as client:
                     while index < len(cases):
-                        tool, args = cases[index]
+                        tool, args = cases[index][0], sent(*cases[index])
                         index += 1
                         before = job_count(state)
                         try:
-                            answer = await one(w, client, tool, args)
+                            answer = await call(client, tool, args)
                         except TimeoutError:
                             found["hangs"].append(f"{tool} {json.dumps(args)[:160]}: no answer")
                             break  # the session may be wedged: a fresh server for the rest
