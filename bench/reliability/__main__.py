@@ -1,0 +1,77 @@
+"""Run every category (or those named), print the table, exit 1 when a figure is off its goal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from bench.reliability import bad_input, crashes, escapes, faults, http_door, load, protocol, secrets
+from bench.reliability.table import Figure, findings_text, render
+
+Attack = Callable[[bool], Awaitable[list[Figure]]]
+
+
+async def _server_kills(short: bool) -> list[Figure]:
+    return await crashes.server_kills(crashes.runs_for(short), crashes.server_points(short))
+
+
+async def _child_kills(short: bool) -> list[Figure]:
+    return await crashes.child_kills(crashes.runs_for(short), *crashes.child_points(short))
+
+
+async def _bad_input(short: bool) -> list[Figure]:
+    return [*await bad_input.attack(*bad_input.plan(short)), *await protocol.attack(short)]
+
+
+CATEGORIES: dict[str, Attack] = {
+    "crashes": _server_kills,
+    "crashes-children": _child_kills,
+    "bad-input": _bad_input,
+    "escapes": escapes.attack,
+    "secrets": secrets.attack,
+    "load": load.attack,
+    "faults": faults.attack,
+    "http": http_door.attack,
+}
+
+
+async def run(short: bool, names: list[str]) -> list[Figure]:
+    figures: list[Figure] = []
+    for name in names:
+        started = time.monotonic()
+        try:
+            got = await CATEGORIES[name](short)
+        except Exception as exc:  # noqa: BLE001 - an attack that breaks is a failed figure, not a crash of the suite
+            got = [Figure(name, "attack ran to the end", repr(exc)[:80], "yes", False, [repr(exc)])]
+        figures += got
+        bad = sum(not f.ok for f in got)
+        print(f"{name}: {len(got)} figures, {bad} off goal ({time.monotonic() - started:.0f}s)", file=sys.stderr)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.reliability", description=__doc__)
+    parser.add_argument("--short", action="store_true", help="small counts (CI): every category in a few minutes")
+    parser.add_argument("--only", default="", help=f"comma-separated categories, from {','.join(CATEGORIES)}")
+    args = parser.parse_args(argv)
+    names = [n for n in args.only.split(",") if n] or list(CATEGORIES)
+    unknown = set(names) - set(CATEGORIES)
+    if unknown:
+        parser.error(f"unknown categories {sorted(unknown)}")
+    started = time.monotonic()
+    figures = anyio.run(run, args.short, names)
+    print(render(figures))
+    details = findings_text(figures)
+    if details:
+        print(details)
+    mode = "short" if args.short else "full"
+    print(f"({mode} mode, {time.monotonic() - started:.0f}s)")
+    return 0 if all(f.ok for f in figures) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
