@@ -5,9 +5,12 @@ branches on which backend is active. A backend has a capability by implementing 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from gemini_relay.backends.agy_image import SavedImage
 from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.streams.transcript import Transcript
 
 
 @dataclass(frozen=True)
@@ -85,4 +88,20 @@ class Traits(Protocol):
     @property
     def search_tool(self) -> str:
         """How the prompt of gemini-search names the agent's web search tool."""
+        ...
+
+
+@runtime_checkable
+class SavesImages(Protocol):
+    async def save_image(
+        self,
+        record: Transcript,
+        *,
+        since: float,
+        output_path: str | None,
+        default_dir: Path,
+        aspect_ratio: str,
+        size: str | None,
+    ) -> SavedImage:
+        """After an image run: the file the agent made, copied into the project (jailed)."""
         ...

@@ -22,6 +22,7 @@ from gemini_relay.backends.capabilities import (
     ListsModels,
     NamesConversationsUpFront,
     ReportsQuota,
+    SavesImages,
     ShowsHelp,
     Traits,
     WarmsUp,
@@ -150,6 +151,11 @@ class BackendRegistry:
 
     def shows_help(self) -> ShowsHelp:
         return self._provider(ShowsHelp, "show its help")  # type: ignore[no-any-return]
+
+    def image_saver(self) -> SavesImages | None:
+        """The active backend, when its agent makes image files itself (agy); None otherwise."""
+        backend = self.backends[self.select().backend]
+        return backend if isinstance(backend, SavesImages) else None
 
     def default_model(self, name: BackendName) -> str | None:
         backend = self.backends[name]

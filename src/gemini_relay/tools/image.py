@@ -8,7 +8,6 @@ from pathlib import Path
 
 from gemini_relay.backends.agy_image import image_prompt
 from gemini_relay.config import Settings
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
 from gemini_relay.jobs.store import JobNotFound
@@ -22,8 +21,9 @@ DEFAULT_IMAGE_DIR = "gemini-images"
 
 
 async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
-    backend = deps.selection().backend
-    if backend is not BackendName.AGY:
+    saver = deps.registry.image_saver()
+    if saver is None:
+        backend = deps.selection().backend
         from gemini_relay.tools.media import has_api_key, image_api  # noqa: PLC0415 - the media toolset's path
 
         if has_api_key(deps):  # the Gemini API makes the image itself, as a durable job
@@ -40,7 +40,7 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
         call,
         PromptRequest(tool=call.tool, prompt=image_prompt(args.prompt, args.aspect_ratio, args.size)),
     )
-    saved = await deps.registry.agy.save_image(
+    saved = await saver.save_image(
         result.record,
         since=since,
         output_path=args.output_path,
