@@ -15,10 +15,8 @@ FAKE_AGY_HELP=full|old|minimal|broken; FAKE_AGY_SCENARIO=a,b:arg (also `[[agy:a]
 FAKE_AGY_LOG=<file> (one JSON line per start / stdin / grandchild); FAKE_AGY_USAGE=<groups JSON>;
 FAKE_AGY_MODELS_EXIT=<n>; FAKE_AGY_IMAGE_DIMS=<W>x<H>.
 Scenarios: quota, rate_limit, model_not_found, invalid_model, background_abort, kill_line_only, print_timeout[:empty],
-error_result, error_inband_timeout, denied, schema, schema_missing, status:<S>, no_result, hang,
-ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
 error_result, error_inband_timeout, denied, empty, schema, schema_missing, status:<S>, no_result, hang,
-ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, image, garbage, exit:<n>, signal:<n>,
+ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
 usage_turn (env only: /usage answered as a model turn).
 """
 

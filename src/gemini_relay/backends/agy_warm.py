@@ -36,6 +36,7 @@ from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger, redact_argv
 from gemini_relay.streams.agy import AgyDecoder
 from gemini_relay.streams.transcript import Transcript
+from gemini_relay.supervise._posix import group_alive
 from gemini_relay.supervise.process import POLL_INTERVAL, READ_SIZE, STDERR_TAIL_BYTES, ProcessExit, stop_group
 
 MAX_LIVE = 4  # live conversations kept warm; the least recently used beyond this is stopped
@@ -74,6 +75,9 @@ class _Live:
             return os.fstat(self.stderr.fileno()).st_size
         except (OSError, ValueError):
             return 0
+
+
+EOF_EXIT_WAIT = 2.0  # seconds a warm agy gets to exit on stdin EOF before SIGTERM
 
 
 class WarmAgyBackend(AgyBackend):
@@ -120,7 +124,13 @@ class WarmAgyBackend(AgyBackend):
                 yield event
             return
         key = (*_without_conversation(inv.argv), str(cwd))
-        live = self._take(seen.spec.conversation_id, key) or await self._spawn(inv.argv, cwd, key)
+        live, stale = self._take(seen.spec.conversation_id, key)
+        if stale is not None:
+            # Its conversation goes on with other flags: that process must be gone (its conversation cache
+            # written) before a new one continues the conversation.
+            with anyio.CancelScope(shield=True):
+                await self._stop(stale)
+        live = live or await self._spawn(inv.argv, cwd, key)
         parked = False
         try:
             yield seen.apply(Spawned(live.pid))
@@ -139,15 +149,15 @@ class WarmAgyBackend(AgyBackend):
 
     # -- processes --------------------------------------------------------------------------------------------
 
-    def _take(self, conversation: str | None, key: tuple[str, ...]) -> _Live | None:
+    def _take(self, conversation: str | None, key: tuple[str, ...]) -> tuple[_Live | None, _Live | None]:
+        """(the conversation's live process when it fits this run, else None; its process when it does not)."""
         for live in self._live:
             if conversation and live.conversation == conversation:
                 self._live.remove(live)
                 if live.alive and live.key == key:
-                    return live
-                self._stop_soon(live)  # its conversation goes on with other flags, in a new process
-                return None
-        return None
+                    return live, None
+                return None, live
+        return None, None
 
     async def _spawn(self, argv: Sequence[str], cwd: Path, key: tuple[str, ...]) -> _Live:
         logger.info("Spawning warm: %s", redact_argv(argv))
@@ -185,6 +195,10 @@ class WarmAgyBackend(AgyBackend):
             if live.proc.stdin is not None:
                 with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await live.proc.stdin.aclose()
+                # EOF ends agy after it has written its conversation cache; only one that lingers is signalled.
+                with anyio.move_on_after(min(self._settings.kill_grace, EOF_EXIT_WAIT)):
+                    while group_alive(live.pid):
+                        await anyio.sleep(0.02)
             await stop_group(live.pid, self._settings.kill_grace)
             with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await live.proc.aclose()

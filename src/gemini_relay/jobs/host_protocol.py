@@ -83,6 +83,7 @@ def decode_event(data: dict[str, Any]) -> AgentEvent:
         if isinstance(raw.get("usage"), dict):
             raw["usage"] = Usage(**raw["usage"])
         raw["denied_actions"] = tuple(raw.get("denied_actions") or ())
+        raw["files"] = tuple(raw.get("files") or ())
     event: AgentEvent = cls(**raw)
     return event
 
