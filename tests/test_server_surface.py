@@ -13,9 +13,11 @@ pytestmark = pytest.mark.anyio
 
 
 def text_of(result: types.CallToolResult) -> str:
-    assert len(result.content) == 1
+    """The reply's one text block; anything after it may only be resource_link blocks (files the run wrote)."""
+    assert result.content
     block = result.content[0]
     assert isinstance(block, types.TextContent)
+    assert all(isinstance(extra, types.ResourceLink) for extra in result.content[1:]), result.content
     return block.text
 
 

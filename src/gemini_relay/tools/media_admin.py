@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +78,8 @@ async def media_models(deps: Deps, args: EmptyInput, call: CallProgress) -> Repl
 
 
 async def usage(deps: Deps, args: UsageInput, call: CallProgress) -> Reply:
-    """Token usage and estimated cost of this server's generations, each priced against its own model."""
+    """Token usage and estimated cost of the generations in the shared job store (every server's, like gemini-jobs:
+    with the relay host the host owns every job), each priced against its own model."""
     if deps.jobs is None:
         raise InputError("Usage is read from the job store, and this server runs without one")
     store = deps.jobs.store
@@ -92,7 +92,7 @@ async def usage(deps: Deps, args: UsageInput, call: CallProgress) -> Reply:
         except InputError:
             continue
         stored = store.result(job_id)
-        if meta.owner is None or meta.owner.pid != os.getpid() or stored is None:
+        if stored is None:
             continue
         result = stored.result
         if result.state is not RunState.DONE or result.usage is None:
