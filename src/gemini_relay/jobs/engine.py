@@ -78,6 +78,12 @@ class RunEngine:
         self._backends[backend].check(spec)  # and what this one would refuse: all before a job exists
         return self.runner_for(backend).create(RunRecord(spec=spec, backend=backend), options or JobOptions())
 
+    async def register(self, spec: RunSpec, backend: BackendName, options: JobOptions | None = None) -> RunRecord:
+        """`new_record` for a caller on the server's event loop: a durable runner's create is blocking work (store
+        writes, a socket round trip to the relay host), and done on the loop it stalls every other call's keepalives
+        and intake in turn (200 concurrent calls: seconds). So it runs in a worker thread."""
+        return await anyio.to_thread.run_sync(self.new_record, spec, backend, options)
+
     def detach(self) -> None:
         """The server is shutting down: every runner leaves what can outlive it running."""
         for runner in {id(r): r for r in [self.runner, *self._runners.values()]}.values():

@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -64,8 +65,9 @@ class HostClient:
         self.settings = settings
         self.path = socket_path(settings.state_dir)
         self._children: list[subprocess.Popen[bytes]] = []
+        self._starting = threading.Lock()
 
-    # --- blocking: used where the Runner protocol is synchronous (create) ---------------------------------------
+    # --- blocking: where the Runner protocol is synchronous (create, run by the engine in a worker thread) ---
 
     def request(self, message: dict[str, Any], *, start: bool = True) -> dict[str, Any]:
         """One request, one reply, starting the host if needed (unless `start` is False: then OSError). A host
@@ -84,15 +86,21 @@ class HostClient:
     def ensure(self) -> socket.socket:
         """A connected, greeted socket to a host of this version: the running one, or one started now (after asking
         a host of another version to drain)."""
-        self._reap()
         try:
             return self._greet()
-        except HostMismatch as exc:
-            logger.info("Replacing the %s: asking it to drain", exc)
-            self._drain()
-        except OSError:
+        except (HostMismatch, OSError):
             pass
-        return self._start()
+        # Creates run in worker threads: many calls may find no host at once, and only one of them starts it.
+        with self._starting:
+            self._reap()
+            try:
+                return self._greet()
+            except HostMismatch as exc:
+                logger.info("Replacing the %s: asking it to drain", exc)
+                self._drain()
+            except OSError:
+                pass
+            return self._start()
 
     def _greet(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

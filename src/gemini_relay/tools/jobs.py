@@ -73,7 +73,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         timeout_seconds=deps.settings.timeout_seconds,
         explicit=frozenset(args.model_fields_set),
     )
-    record = deps.engine.new_record(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
+    record = await deps.engine.register(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
     if record.reused_job:
         status = runner.status(record.run_id)
         matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}

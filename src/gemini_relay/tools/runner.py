@@ -103,7 +103,7 @@ class _Fallback:
 async def _execute(
     deps: Deps, call: CallProgress, spec: RunSpec, backend: BackendName, allow_fallback: bool
 ) -> tuple[RunRecord, RunResult, _Fallback | None]:
-    record = deps.engine.new_record(spec, backend)
+    record = await deps.engine.register(spec, backend)
     call.watch(record)
     try:
         return record, await deps.engine.execute(record), None
@@ -114,7 +114,7 @@ async def _execute(
         model, remaining, capacity = plan
     failed = record.model or spec.model or "the default model"  # the CLI reports the model it really used
     logger.info("Run %s hit a capacity limit (%s); retrying once on %s", record.run_id, capacity.kind, model)
-    retry = deps.engine.new_record(replace(spec, model=model, timeout_seconds=remaining), backend)
+    retry = await deps.engine.register(replace(spec, model=model, timeout_seconds=remaining), backend)
     call.watch(retry)
     try:
         outcome = await deps.engine.execute(retry)

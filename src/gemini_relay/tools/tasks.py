@@ -282,6 +282,11 @@ class ResumingEngine(RunEngine):
         self._followed.add(job_id)
         return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
 
+    async def register(self, spec: RunSpec, backend: BackendName, options: JobOptions | None = None) -> RunRecord:
+        if not self._pending:
+            return await self._engine.register(spec, backend, options)
+        return self.new_record(spec, backend, options)  # an existing job: a store read, no run created
+
     async def execute(self, record: RunRecord) -> RunResult:
         if record.run_id not in self._followed:
             return await self._engine.execute(record)
