@@ -22,7 +22,7 @@ from mcp import Client
 
 from bench.kill9 import World, make_world, processes_of
 from tests.fakes.fake_gemini_api import FakeGeminiApi
-from tests.harness import Relay
+from tests.harness import Relay, stop_host, stop_hosts_of
 
 CALL_BOUND = 120.0  # any one call answering: a run with a cold CLI on a loaded 2-core machine takes a few seconds
 LEFT_BOUND = 20.0  # processes of a world ending after its last server closed
@@ -75,7 +75,11 @@ def state_dir(w: World) -> Path:
 
 
 async def left_running(w: World, bound: float = LEFT_BOUND) -> list[str]:
-    """Processes of this world still alive `bound` seconds after its servers closed, by command line."""
+    """Processes of this world still alive `bound` seconds after its servers closed, by command line. The relay
+    host outlives its servers by design (GEMINI_RELAY_HOST_IDLE): it is asked to stop first, and what it leaves
+    behind counts."""
+    stop_host(state_dir(w))
+    stop_hosts_of(w.relay.home)
     with anyio.move_on_after(bound):
         while processes_of(w.relay.base):
             await anyio.sleep(0.05)
@@ -89,6 +93,9 @@ async def left_running(w: World, bound: float = LEFT_BOUND) -> list[str]:
 def all_logs(w: World) -> str:
     """Every log the relay wrote: the servers' stderr plus every job's files under the state dir except the answer."""
     parts = [w.relay.stderr()]
+    host_log = state_dir(w) / "host" / "host.log"  # hosted runs log there
+    if host_log.exists():
+        parts.append(host_log.read_text(encoding="utf-8", errors="replace"))
     jobs = state_dir(w) / "jobs"
     if jobs.is_dir():
         parts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(jobs.glob("*/*.log"))]
