@@ -75,7 +75,12 @@ def state_dir(w: World) -> Path:
 
 
 async def left_running(w: World, bound: float = LEFT_BOUND) -> list[str]:
-    """Processes of this world still alive `bound` seconds after its servers closed, by command line."""
+    """Processes of this world still alive `bound` seconds after its servers closed, by command line. The relay
+    host is told to exit first (SIGTERM: it cancels its runs): by design it idles on for GEMINI_RELAY_HOST_IDLE."""
+    for pid in processes_of(w.relay.base):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2:] == [b"host", b""]:
+                os.kill(pid, signal.SIGTERM)
     with anyio.move_on_after(bound):
         while processes_of(w.relay.base):
             await anyio.sleep(0.05)
