@@ -72,6 +72,15 @@ def _mount(path: Path, *opts: str) -> bool:
                           capture_output=True, check=False).returncode == 0  # fmt: skip
 
 
+def _read_only(path: Path) -> None:
+    """Remount read-only; while a process holds a file open for writing (the relay host's log and locks) that is
+    refused as busy, so a read-only bind mount goes over it instead: every new open through the path is read-only."""
+    if subprocess.run(["mount", "-o", "remount,ro", str(path)], capture_output=True, check=False).returncode == 0:
+        return
+    subprocess.run(["mount", "--bind", str(path), str(path)], check=True)
+    subprocess.run(["mount", "-o", "remount,bind,ro", str(path)], check=True)
+
+
 def half_written(state: Path) -> list[str]:
     """Job dirs without a readable meta.json: a job that is neither there nor absent."""
     jobs = state / "jobs"
@@ -103,7 +112,7 @@ async def state_faults() -> tuple[list[str], str]:
                                 fill.flush()
                     else:
                         (state / "filler").unlink(missing_ok=True)
-                        subprocess.run(["mount", "-o", "remount,ro", str(state)], check=True)
+                        _read_only(state)
                     answer = await call(client, "gemini-run", {"prompt": f"state {fault}"})
                     if not answer.is_error or "internal error" in answer.text.lower():
                         errors = [ln for ln in w.relay.stderr().splitlines() if "Error" in ln and "File" not in ln]
@@ -113,7 +122,8 @@ async def state_faults() -> tuple[list[str], str]:
                         bad.append(f"state dir {fault}: unclear error {answer.text[:160]!r}")
                     bad += [f"state dir {fault}: half-written job {h}" for h in half_written(state)]
         finally:
-            subprocess.run(["umount", "-l", str(state)], check=False)
+            while subprocess.run(["umount", "-l", str(state)], capture_output=True, check=False).returncode == 0:
+                pass  # the read-only bind over the tmpfs, then the tmpfs
         bad += await left_running(w)
     return bad, "tmpfs 512 KiB, filled, then remounted read-only"
 

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import resource
+import signal
 import stat
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.store import JobMeta
+from gemini_relay.jobs.store import JobMeta, StoreUnwritable
 
 
 def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Path) -> None:
@@ -39,3 +46,56 @@ def test_appended_text_with_a_lone_surrogate_is_kept_with_a_replacement_characte
     store.append_text("j1", "half \ud800 pair")
     store.append_text("j1", ", and the rest")
     assert store.text("j1") == "half \ufffd pair, and the rest"
+
+
+def _meta(tmp_path: Path, job_id: str = "j1") -> JobMeta:
+    return JobMeta(job_id, "gemini-run", BackendName.GEMINI, RunSpec("gemini-run", "p", tmp_path), time.time())
+
+
+def test_a_failing_write_refuses_the_job_clearly_and_leaves_nothing_of_it(tmp_path: Path) -> None:
+    store = FileJobStore(tmp_path / "state")
+    # A real failing write: past RLIMIT_FSIZE the kernel answers EFBIG (SIGXFSZ ignored), like a full disk.
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8, hard))
+    try:
+        with pytest.raises(StoreUnwritable) as refused:
+            store.create(_meta(tmp_path))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert str(refused.value).startswith(f"the state dir {store.root} is not writable (File too large)")
+    assert "GEMINI_RELAY_STATE_DIR" in str(refused.value)
+    assert list(store.jobs.iterdir()) == [] and store.job_ids() == []
+    store.create(_meta(tmp_path))  # once writes work again, the same job is created whole
+    assert store.meta("j1").job_id == "j1"
+
+
+@contextlib.contextmanager
+def _tmpfs(path: Path) -> Iterator[None]:
+    path.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(path)],
+                      capture_output=True, check=False).returncode != 0:  # fmt: skip
+        pytest.skip("mount -t tmpfs is not permitted here")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def test_a_read_only_state_dir_refuses_the_job_clearly_and_leaves_nothing_of_it(tmp_path: Path) -> None:
+    root = tmp_path / "state"
+    with _tmpfs(root):
+        store = FileJobStore(root)
+        subprocess.run(["mount", "-o", "remount,ro", str(root)], check=True)
+        with pytest.raises(StoreUnwritable, match=r"is not writable \(Read-only file system\)"):
+            store.create(_meta(tmp_path))
+        assert list(store.jobs.iterdir()) == []
+
+
+def test_a_job_being_built_is_not_listed(tmp_path: Path) -> None:
+    store = FileJobStore(tmp_path / "state")
+    (store.jobs / ".new-j2.1").mkdir()
+    (store.jobs / ".new-j2.1" / "meta.json").write_text("{}")
+    store.create(_meta(tmp_path))
+    assert store.job_ids() == ["j1"]

@@ -4,6 +4,8 @@ idempotency, with no subprocess. The supervisor is the real one (jobs/supervisor
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName, RunState
+from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.locks import acquire_conversation_lock
@@ -154,3 +156,40 @@ async def test_a_busy_conversation_refuses_a_second_continuation_at_once(tmp_pat
         engine.new_record(spec(conversation="conv-1"), BackendName.GEMINI)
         with pytest.raises(JobConflict, match="already has a run in flight"):
             engine.new_record(spec("again", conversation="conv-1"), BackendName.GEMINI)
+
+
+class StillbornSpawner:
+    """Starts a real supervisor stand-in that is killed at birth: it exits before recording itself."""
+
+    def __init__(self, locks: Path) -> None:
+        self._locks = locks
+        self.started: list[str] = []
+
+    def claim(self, job_id: str) -> int | None:
+        return os.open(os.devnull, os.O_RDONLY)
+
+    def lock_conversation(self, conversation_id: str) -> int:
+        return acquire_conversation_lock(self._locks, conversation_id)
+
+    def start(self, job_id: str, lock_fds: Sequence[int], claim_fd: int) -> subprocess.Popen[bytes]:
+        self.started.append(job_id)
+        return subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+
+
+async def test_a_supervisor_killed_before_it_records_itself_fails_the_job_as_interrupted(tmp_path: Path) -> None:
+    store, backend = MemoryJobStore(), Gated()
+    spawner = StillbornSpawner(tmp_path)
+    manager = JobManager(store, spawner, kill_grace=1.0)
+    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1, runners={BackendName.GEMINI: manager})
+    record = engine.new_record(spec(conversation="conv-9"), BackendName.GEMINI)
+    with anyio.fail_after(BOUND), pytest.raises(RunFailed) as failed:
+        await engine.execute(record)
+    assert failed.value.reason is FailureReason.INTERRUPTED and failed.value.retryable
+    assert "supervisor exited before it started" in failed.value.message
+    status = manager.status(record.run_id)
+    assert status.state is RunState.FAILED and status.failure_reason is FailureReason.INTERRUPTED
+    stored = store.result(record.run_id)
+    assert stored is not None and stored.result.failure is not None  # the result is durable: any server sees it
+    assert backend.runs == 0 and spawner.started == [record.run_id]
+    os.close(acquire_conversation_lock(tmp_path, "conv-9"))  # the conversation is free again

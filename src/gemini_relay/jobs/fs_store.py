@@ -15,7 +15,7 @@ from typing import Any
 
 from gemini_relay.core.text import replace_lone_surrogates
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.store import JobConflict, JobMeta, JobNotFound, JobResult, Progress, dumps
+from gemini_relay.jobs.store import JobConflict, JobMeta, JobNotFound, JobResult, Progress, StoreUnwritable, dumps
 from gemini_relay.supervise.liveness import ProcessInfo
 
 META = "meta.json"
@@ -81,12 +81,30 @@ class FileJobStore:
         return path
 
     def create(self, meta: JobMeta) -> None:
+        """The job dir appears whole or not at all: built under a hidden name (job_ids skips it), then renamed.
+
+        Raises:
+            JobConflict: the job exists.
+            StoreUnwritable: the state dir is full or read-only; nothing of the job is left behind.
+        """
         path = self.dir(meta.job_id)
+        if path.exists():
+            raise JobConflict(f"job {meta.job_id} already exists")
+        building = self.jobs / f".new-{meta.job_id}.{os.getpid()}"
         try:
-            path.mkdir(mode=0o700)
-        except FileExistsError:
-            raise JobConflict(f"job {meta.job_id} already exists") from None
-        write_atomic(path / META, dumps(meta.to_json()), durable=True)
+            building.mkdir(mode=0o700)
+            write_atomic(building / META, dumps(meta.to_json()), durable=True)
+            try:
+                building.rename(path)  # fails on a non-empty target: a job of that id won the race
+            except OSError as exc:
+                if path.exists():
+                    raise JobConflict(f"job {meta.job_id} already exists") from exc
+                raise
+            fsync_dir(self.jobs)
+        except OSError as exc:
+            raise StoreUnwritable(self.root, exc) from exc
+        finally:
+            shutil.rmtree(building, ignore_errors=True)  # gone after the rename; only a failed build leaves it
 
     def meta(self, job_id: str) -> JobMeta:
         data = _read_json(self._existing(job_id) / META)
@@ -95,7 +113,8 @@ class FileJobStore:
         return JobMeta.from_json(data)
 
     def job_ids(self) -> list[str]:
-        return [p.name for p in self.jobs.iterdir() if (p / META).is_file()]
+        # A hidden dir is a job still being built (create): not a job yet.
+        return [p.name for p in self.jobs.iterdir() if not p.name.startswith(".") and (p / META).is_file()]
 
     def write_supervisor(self, job_id: str, info: ProcessInfo) -> None:
         write_atomic(self._existing(job_id) / SUPERVISOR, dumps(info.__dict__), durable=True)
@@ -198,6 +217,12 @@ class FileJobStore:
         Raises:
             JobConflict: the key is bound to a different request.
         """
+        try:
+            return self._bind(key, job_id, request_hash)
+        except OSError as exc:
+            raise StoreUnwritable(self.root, exc) from exc
+
+    def _bind(self, key: str, job_id: str, request_hash: str) -> str:
         path = self.keys / f"{key}.json"
         data = dumps({"job_id": job_id, "request_hash": request_hash})
         try:

@@ -44,7 +44,7 @@ from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.spawner import Spawner
 from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import JobStore
+from gemini_relay.jobs.store import JobStore, StoreUnwritable
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 
@@ -135,8 +135,12 @@ class HostClient:
 
     def _start(self) -> socket.socket:
         directory = host_dir(self.settings.state_dir)
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with log_path(self.settings.state_dir).open("ab") as log:
+        try:
+            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            log = log_path(self.settings.state_dir).open("ab")
+        except OSError as exc:  # a full or read-only state dir: say so, not "internal error"
+            raise StoreUnwritable(self.settings.state_dir, exc) from exc
+        with log:
             child = subprocess.Popen(
                 [sys.executable, "-m", "gemini_relay", "host"],
                 stdin=subprocess.DEVNULL,

@@ -32,7 +32,16 @@ from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.spawner import Child, Spawner
 from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import EXIT_CANCELLED, EXIT_FAILED, JobConflict, JobMeta, JobNotFound, JobResult, JobStore
+from gemini_relay.jobs.store import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    JobConflict,
+    JobMeta,
+    JobNotFound,
+    JobResult,
+    JobStore,
+    StoreUnwritable,
+)
 from gemini_relay.log import logger
 from gemini_relay.streams.transcript import TAIL_CHARS
 from gemini_relay.supervise.liveness import ProcessInfo, describe, is_alive, signal_if_alive
@@ -40,6 +49,8 @@ from gemini_relay.supervise.process import stop_group
 
 POLL_INTERVAL = 0.05  # how often a follower reads the job's records: a few small reads; bounds answer latency
 CANCEL_SETTLE = 5.0  # after the grace: time for the supervisor to write the cancelled result
+
+STILLBORN = "the job's supervisor exited before it started (interrupted); nothing ran, it is safe to try again"
 
 
 def request_hash(record: RunRecord) -> str:
@@ -61,7 +72,7 @@ class JobManager:
         self._kill_grace = kill_grace
         self.deadline_margin = kill_grace + 15.0
         self.detaching = False
-        self._children: list[Child] = []
+        self._children: dict[str, Child] = {}  # job id → the supervisor this manager spawned for it
         self._lock_fds: dict[str, int] = {}
         self._adopted: set[str] = set()
 
@@ -74,6 +85,7 @@ class JobManager:
 
         Raises:
             JobConflict: the key is bound to another request, or the conversation is already running.
+            StoreUnwritable: the state dir is full or read-only (no job is left).
         """
         key = hashlib.sha256(options.idempotency_key.encode("utf-8")).hexdigest() if options.idempotency_key else None
         digest = request_hash(record)
@@ -92,7 +104,7 @@ class JobManager:
         if key is not None:
             try:
                 bound = self.store.bind_idempotency(key, record.run_id, digest)
-            except JobConflict:
+            except (JobConflict, StoreUnwritable):
                 self.store.delete(record.run_id)
                 raise
             if bound != record.run_id:
@@ -106,6 +118,9 @@ class JobManager:
             except (RunFailed, JobConflict):
                 self.store.delete(record.run_id)
                 raise
+            except OSError as exc:  # the lock file could not be created
+                self.store.delete(record.run_id)
+                raise StoreUnwritable(exc.filename or "", exc) from exc
         return record
 
     def adopt(self, job_id: str) -> RunRecord | None:
@@ -158,7 +173,7 @@ class JobManager:
             child = self._spawner.start(job_id, locks, claim)
         finally:
             os.close(claim)  # the supervisor holds the claim now (or nobody does, if it could not be started)
-        self._children.append(child)
+        self._children[job_id] = child
         self._release_lock(job_id)  # the supervisor now holds the conversation lock through its inherited fd
         logger.info("Job %s handed to its supervisor", job_id)
 
@@ -193,7 +208,27 @@ class JobManager:
             os.close(fd)
 
     def _reap(self) -> None:
-        self._children = [c for c in self._children if c.poll() is None]
+        self._children = {job: c for job, c in self._children.items() if c.poll() is None}
+
+    def _stillborn(self, job_id: str, status: JobStatus) -> bool:
+        """The supervisor this manager spawned exited before recording itself (killed at birth): end the job.
+
+        Nothing ran (the backend starts only after supervisor.json), so a re-spawn would be safe; the job is failed
+        instead, retryable, because a supervisor that dies at birth (OOM killer, a broken install, a deliberate
+        kill) would most likely die again, and a caller is better served by a clear error than a second wait.
+        """
+        child = self._children.get(job_id)
+        if status.state is not RunState.QUEUED or child is None or child.poll() is None:
+            return False
+        if self.store.supervisor(job_id) is not None or self.store.result(job_id) is not None:
+            return False  # it recorded itself (derive_status reports its death) or it ended
+        logger.warning("Job %s: its supervisor exited (code %s) before it started", job_id, child.poll())
+        now = time.time()
+        failed = RunFailed(STILLBORN, reason=FailureReason.INTERRUPTED, retryable=True)
+        result = JobResult(RunResult.from_error(failed, text=""), started_at=now, ended_at=now, exit_code=EXIT_FAILED)
+        self.store.write_result(job_id, result)
+        self._release_lock(job_id)
+        return True
 
     async def _follow(self, record: RunRecord) -> RunResult:
         job_id = record.run_id
@@ -213,7 +248,9 @@ class JobManager:
             record.model = status.model or record.model
             return status
 
-        status = await poll_until(catch_up, lambda s: s.state.terminal)
+        status = await poll_until(catch_up, lambda s: s.state.terminal or self._stillborn(job_id, s))
+        if not status.state.terminal:
+            status = catch_up()  # the stillborn job's result, just written
         await reap_orphan_cli(status)
         return self._finish(record, status)
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import MediaRequest, RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.errors import InputError
+from gemini_relay.errors import InputError, RelayError
 from gemini_relay.supervise.liveness import ProcessInfo
 
 # Shell-convention exit sentinels written last by the supervisor (agy-mcp's contract).
@@ -34,6 +34,15 @@ class JobNotFound(InputError):
 
 class JobConflict(InputError):
     """A request collides with another job (same idempotency key for another request, or a busy conversation)."""
+
+
+class StoreUnwritable(RelayError):
+    """The state dir refused a write (full, read-only, no permission) while a job was being created."""
+
+    def __init__(self, root: Path | str, exc: OSError) -> None:
+        super().__init__(
+            f"the state dir {root} is not writable ({exc.strerror or exc}): free space or set GEMINI_RELAY_STATE_DIR"
+        )
 
 
 @dataclass(frozen=True)
