@@ -91,6 +91,7 @@ class Settings:
         if not root.is_dir():
             raise ConfigError(f"GEMINI_RELAY_PROJECT_ROOT={root_raw!r} is not a directory")
         warm = _switch(env, "GEMINI_RELAY_WARM", default=False)
+        host = _host(env)
         return cls(
             backend=_backend(env.get("GEMINI_MCP_BACKEND")),
             gemini_cli_path=_text(env, "GEMINI_CLI_PATH"),
@@ -113,8 +114,10 @@ class Settings:
             env=env,
             fallback_model=_text(env, "GEMINI_FALLBACK_MODEL"),
             min_gap_seconds=_non_negative(env, "GEMINI_RELAY_MIN_GAP_MS", DEFAULT_MIN_GAP_MS) / 1000,
-            # The start jitter spreads CLI boots; a warm run boots nothing, so with warm on it defaults to none.
-            jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", 0.0 if warm else DEFAULT_JITTER_MS) / 1000,
+            # The start jitter spreads bursts of independent servers; a relay host already queues and paces every
+            # server's starts in one place, and a warm run boots nothing: neither needs it by default.
+            jitter_seconds=_non_negative(env, "GEMINI_RELAY_JITTER_MS", 0.0 if warm or host else DEFAULT_JITTER_MS)
+            / 1000,
             queue_wait_seconds=_queue_wait(env),
             warm_idle_seconds=_duration(env, "GEMINI_RELAY_WARM_IDLE", DEFAULT_WARM_IDLE),
             warm=warm,
@@ -122,7 +125,7 @@ class Settings:
                 _positive(env, "GEMINI_RELAY_WARM_MAX_SESSIONS", DEFAULT_WARM_MAX_SESSIONS, integer=True)
             ),
             warm_max_rss_mb=int(_positive(env, "GEMINI_RELAY_WARM_MAX_RSS_MB", DEFAULT_WARM_MAX_RSS_MB, integer=True)),
-            host=_host(env),
+            host=host,
             host_idle_seconds=_duration(env, "GEMINI_RELAY_HOST_IDLE", DEFAULT_HOST_IDLE),
         )
 

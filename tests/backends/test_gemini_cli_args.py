@@ -46,18 +46,18 @@ def test_the_real_help_text_advertises_the_flags_the_builder_uses() -> None:
     assert "--output-format" in FLAGS
 
 
-def test_a_plain_run_asks_for_stream_json_and_names_a_fresh_session() -> None:
-    inv = build()
-    assert inv.argv[:3] == [BINARY, "--output-format", "stream-json"]
-    assert inv.session_id is not None
-    assert str(uuid.UUID(inv.session_id)) == inv.session_id
-    assert option(inv.argv, "--session-id") == [inv.session_id]
-    assert inv.argv == [BINARY, "--output-format", "stream-json", "--session-id", inv.session_id]
+def test_a_plain_run_asks_for_stream_json_and_lets_the_cli_name_its_session() -> None:
+    inv = build()  # --session-id costs the CLI ~250 ms: the id arrives in the stream's init event instead
+    assert inv.argv == [BINARY, "--output-format", "stream-json"]
+    assert inv.session_id is None
     assert inv.notices == []
 
 
-def test_every_fresh_run_gets_its_own_session_id() -> None:
-    assert build().session_id != build().session_id
+def test_a_run_that_needs_its_id_up_front_names_the_session_it_was_given() -> None:
+    sid = str(uuid.uuid4())
+    inv = build(replace(SPEC, session_id=sid))
+    assert inv.session_id == sid
+    assert inv.argv == [BINARY, "--output-format", "stream-json", "--session-id", sid]
 
 
 def test_the_prompt_goes_on_stdin_and_never_into_argv() -> None:
@@ -228,7 +228,7 @@ def test_resuming_needs_a_cli_that_can_resume() -> None:
 
 
 def test_a_cli_without_session_id_starts_an_unnamed_session() -> None:
-    inv = build(flags=FLAGS - {"--session-id"})
+    inv = build(replace(SPEC, session_id=str(uuid.uuid4())), flags=FLAGS - {"--session-id"})
     assert inv.session_id is None
     assert "--session-id" not in inv.argv
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from dataclasses import dataclass, field
 
 from gemini_relay.backends.literal_prompt import neutralise_prompt
@@ -130,7 +129,8 @@ def _session(inv: Invocation, spec: RunSpec, have: frozenset[str]) -> None:
             raise InputError("The installed Gemini CLI cannot resume conversations (no --resume flag)")
         inv.argv += ["--resume", spec.conversation_id]
         inv.session_id = spec.conversation_id
-    elif "--session-id" in have:
-        # Naming the session up front makes the conversation id known before the first event arrives.
-        inv.session_id = spec.session_id or str(uuid.uuid4())
+    elif spec.session_id is not None and "--session-id" in have:
+        # Only when the caller needs the id before the first event (a gemini-run job names its conversation at
+        # once): --session-id costs the CLI ~250 ms per start, and a synchronous call learns the id from `init`.
+        inv.session_id = spec.session_id
         inv.argv += ["--session-id", inv.session_id]
