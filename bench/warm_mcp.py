@@ -21,6 +21,9 @@ from mcp.client.stdio import stdio_client
 from gemini_relay.backends.acp.pool import group_rss
 
 PACE = 0.2  # seconds between calls (not timed): calls arrive apart, as a client's do
+# A 200 KB answer (196 KiB of numbered lines) in the emulator's SSE chunks: 16 KB events as ../shared/bench sends
+# them (the issue's figures), and 1 KB events, which cost the CLI ~200 updates more.
+BIG = {"16 KB": "[[fake:big:196:16384]]", "1 KB": "[[fake:big:196:1024]]"}
 BURST_PACE = 1.0  # seconds between bursts of 4 (not timed): the spares a burst used are made again meanwhile
 
 
@@ -69,6 +72,21 @@ def _server_pid(home: str) -> int:
     return 0
 
 
+def _host_pid(server: int) -> int:
+    """The relay host the server started (its child, leading its own session)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == server and cmdline[-2:] == [b"host", b""]:
+            return int(entry.name)
+    return 0
+
+
 async def _ask(client: Client, prompt: str) -> float:
     start = time.perf_counter()
     result = await client.call_tool("gemini-ask", {"prompt": prompt})
@@ -101,15 +119,19 @@ async def warm_server(env: dict[str, str], cwd: Path, runs: int, wait_for_reques
                         tg.start_soon(_ask, client, f"q{j}")
                 concurrent.append(time.perf_counter() - start)
             out["concurrent"] = concurrent
-            big = []
-            for _ in range(5):
-                await anyio.sleep(PACE)
-                big.append(await _ask(client, "[[fake:big:200]]"))
-            out["big"] = big
+            for shape, prompt in BIG.items():
+                big = []
+                for _ in range(5):
+                    await anyio.sleep(PACE)
+                    big.append(await _ask(client, prompt))
+                out[f"big {shape}"] = big
             out["cancel"] = [await _cancel_latency(client, wait_for_requests, n) for n in range(5)]
             await anyio.sleep(PACE)
             out["tree_rss"] = tree_rss(server) if server else 0
             out["server_rss"] = _rss(server) if server else 0
+            host = _host_pid(server)
+            out["host_tree_rss"] = tree_rss(host) if host else 0
+            out["host_rss"] = _rss(host) if host else 0
     return out
 
 

@@ -27,8 +27,13 @@ DEFAULT_QUEUE_WAIT = 600.0
 DEFAULT_HOST = True  # GEMINI_RELAY_HOST unset
 DEFAULT_HOST_IDLE = 900.0  # a relay host with no run and no server connected this long exits
 DEFAULT_WARM_IDLE = 600.0  # a warm `gemini --acp` holds ~260 MB; one unused this long is stopped
-DEFAULT_WARM_MAX_SESSIONS = 24  # sessions one warm CLI serves before it is recycled (each costs it ~3.5 MB)
-DEFAULT_WARM_MAX_RSS_MB = 360  # a warm CLI past this resident size is recycled (a fresh one holds ~260 MB)
+# Sessions one warm CLI serves before it is recycled: the CLI has no session/close, so each stays in its heap
+# (~0.6 MB each under DEFAULT_WARM_HEAP_MB; ~3.5 MB without a heap limit).
+DEFAULT_WARM_MAX_SESSIONS = 64
+# A warm CLI's V8 heap limit (--max-old-space-size). With none, V8 sizes it from the machine's RAM and lets finished
+# sessions pile up: 60 sessions held 532 MB resident; 288 MB at 512, 313 MB at 1024, 341 MB at 1536.
+DEFAULT_WARM_HEAP_MB = 512
+DEFAULT_WARM_MAX_RSS_MB = 280  # a warm CLI past this resident size is recycled (a fresh one holds ~235-255 MB)
 # Per-backend fallback when GEMINI_FALLBACK_MODEL is unset. agy has none: its quota is one bucket per model group
 # (all Gemini models share it) and agy retries an exhausted quota itself until --print-timeout, so a second Gemini
 # model would fail the same way after spending the rest of the deadline.
@@ -80,6 +85,7 @@ class Settings:
     warm: bool = False
     warm_max_sessions: int = DEFAULT_WARM_MAX_SESSIONS
     warm_max_rss_mb: int = DEFAULT_WARM_MAX_RSS_MB
+    warm_heap_mb: int = DEFAULT_WARM_HEAP_MB  # GEMINI_RELAY_WARM_HEAP_MB: the warm CLI's V8 old-space limit
     host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host.py)
     host_idle_seconds: float = DEFAULT_HOST_IDLE
 
@@ -125,6 +131,7 @@ class Settings:
                 _positive(env, "GEMINI_RELAY_WARM_MAX_SESSIONS", DEFAULT_WARM_MAX_SESSIONS, integer=True)
             ),
             warm_max_rss_mb=int(_positive(env, "GEMINI_RELAY_WARM_MAX_RSS_MB", DEFAULT_WARM_MAX_RSS_MB, integer=True)),
+            warm_heap_mb=int(_positive(env, "GEMINI_RELAY_WARM_HEAP_MB", DEFAULT_WARM_HEAP_MB, integer=True)),
             host=host,
             host_idle_seconds=_duration(env, "GEMINI_RELAY_HOST_IDLE", DEFAULT_HOST_IDLE),
         )

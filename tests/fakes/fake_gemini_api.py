@@ -41,7 +41,7 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``nonjson``: 200 with body ``this is not json``
 - ``error:<status>`` [500]: Google error body for 400/401/403/404/429/500/503/504 (any 400-599 accepted)
 - ``quota``: 429 RESOURCE_EXHAUSTED; ``quota_daily``: + QuotaFailure PerDay detail; ``quota_retry``: + RetryInfo 1s
-- ``big:<kb>`` [10]: :func:`big_text` in 1024-character chunks
+- ``big:<kb>[:<chars>]`` [10, 1024]: :func:`big_text` in chunks of that many characters
 - ``unicode``: :data:`UNICODE_TEXT`, one chunk per line
 - ``json:<JSON value>``: exactly that text in 2 chunks (the argument is parsed as one JSON value, so it may hold ``]]``)
 - ``history``: ``turns=<number of user contents without a functionResponse part>``
@@ -642,7 +642,9 @@ def _plan_quota_retry(ctx: _Ctx) -> _Plan:
 
 @_scenario("big")
 def _plan_big(ctx: _Ctx) -> _Plan:
-    return ctx.answer.texts(_split(big_text(_int_arg("big", ctx.arg, 10, 0, _BIG_MAX_KB)), _BIG_CHUNK))
+    kb, _, chunk = (ctx.arg or "").partition(":")
+    size = _int_arg("big", chunk, _BIG_CHUNK, 1, _BIG_MAX_KB * 1024)
+    return ctx.answer.texts(_split(big_text(_int_arg("big", kb, 10, 0, _BIG_MAX_KB)), size))
 
 
 @_scenario("unicode")

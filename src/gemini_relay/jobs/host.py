@@ -4,7 +4,8 @@ It owns the RunEngine (the one cap, FIFO queue and pacing per backend for every 
 backends (built from backends/registry.BackendRegistry per distinct server environment) and the job store's writers.
 Servers reach it over a Unix socket in `<state dir>/host/` (dir 0700, socket 0600, peer uid checked); nothing
 listens on the network. A flock makes it one per state dir. It exits after GEMINI_RELAY_HOST_IDLE with no run and no
-server connected, or when asked to drain (a server of another version replaces it).
+request in flight (servers keep idle connections open between calls; those are not work), or when asked to drain (a
+server of another version replaces it).
 """
 
 from __future__ import annotations
@@ -91,10 +92,12 @@ class Host:
             own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
         )
         self._registries: OrderedDict[str, BackendRegistry] = OrderedDict()
+        self._keys: dict[str, str] = {}  # (env, cwd) digest -> registry key (env, project root)
         self._pools: TaskGroup | None = None  # owns the warm pools of the registries (GEMINI_RELAY_WARM)
         self._pool_closers: dict[int, anyio.Event] = {}
         self._lock_fd: int | None = lock_fd
         self._connections = 0
+        self._requests = 0  # in flight: servers keep idle connections open between calls, which is not work
         self._last_busy = time.monotonic()
         self._draining = False
         self._stop = anyio.Event()
@@ -166,7 +169,7 @@ class Host:
 
     @property
     def busy(self) -> bool:
-        return bool(self.runner.live) or self._connections > 0
+        return bool(self.runner.live) or self._requests > 0
 
     async def _watch_idle(self) -> None:
         idle = self.settings.host_idle_seconds
@@ -231,7 +234,12 @@ class Host:
                 if not match and request.get("op") not in ("drain", "status"):
                     await channel.send({"error": {"kind": "version", "message": "protocol or version mismatch"}})
                     continue
-                await self._handle(channel, request)
+                self._requests += 1
+                try:
+                    await self._handle(channel, request)
+                finally:
+                    self._requests -= 1
+                    self._last_busy = time.monotonic()
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the server hung up (or died): its runs go on here and stay collectable
         except Exception:  # a malformed request ends its connection, never the host
@@ -273,10 +281,19 @@ class Host:
 
     def _registry(self, env: dict[str, str], cwd: Path) -> BackendRegistry:
         """The backends as the calling server would build them (its env: binary paths, auth, models)."""
-        settings = Settings.from_env(env, cwd=cwd)
-        key = hashlib.sha256(json.dumps([sorted(env.items()), str(settings.project_root)]).encode()).hexdigest()
+        # Settings are parsed once per (environment, cwd), not per call; registries are per project root.
+        call_key = hashlib.sha256(json.dumps([sorted(env.items()), str(cwd)]).encode()).hexdigest()
+        settings: Settings | None = None
+        key = self._keys.get(call_key)
+        if key is None:
+            settings = Settings.from_env(env, cwd=cwd)
+            key = hashlib.sha256(json.dumps([sorted(env.items()), str(settings.project_root)]).encode()).hexdigest()
+            if len(self._keys) >= 4 * REGISTRIES:
+                self._keys.clear()
+            self._keys[call_key] = key
         registry = self._registries.get(key)
         if registry is None:
+            settings = settings or Settings.from_env(env, cwd=cwd)
             registry = self._registries[key] = BackendRegistry(settings, warm_here=settings.warm)
             if registry.warm_here and self._pools is not None:
                 closer = self._pool_closers[id(registry)] = anyio.Event()

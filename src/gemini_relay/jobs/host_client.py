@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import SocketStream
 
 from gemini_relay import __version__
@@ -50,6 +51,7 @@ from gemini_relay.supervise.liveness import is_alive
 
 START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry
 REQUEST_TIMEOUT = 30.0  # a create is a few store writes; past this the host is stuck
+IDLE_CONNECTIONS = 8  # kept connections of each kind: enough for a burst of concurrent calls
 CANCEL_TIMEOUT_MARGIN = 10.0
 
 
@@ -66,22 +68,50 @@ class HostClient:
         self.path = socket_path(settings.state_dir)
         self._children: list[subprocess.Popen[bytes]] = []
         self._starting = threading.Lock()
+        self._idle: list[socket.socket] = []  # greeted blocking connections, kept between requests
+        self._idle_lock = threading.Lock()
+        self._channels: list[tuple[object, Channel]] = []  # greeted channels (with their event loop), kept between runs
 
     # --- blocking: where the Runner protocol is synchronous (create, run by the engine in a worker thread) ---
 
     def request(self, message: dict[str, Any], *, start: bool = True) -> dict[str, Any]:
         """One request, one reply, starting the host if needed (unless `start` is False: then OSError). A host
-        that began draining meanwhile is replaced and asked again."""
+        that began draining meanwhile is replaced and asked again.
+
+        Greeted connections are kept for the next request: a connect and a hello cost a warm call a round trip. A
+        kept one the host has closed since (it exited idle, or drained) is replaced by a fresh one."""
+        reply: dict[str, Any] = {}
         for _ in range(3):
-            sock = self.ensure() if start else self._greet()
-            with sock, sock.makefile("rwb") as stream:
-                stream.write(_line(message))
-                stream.flush()
-                reply = _read(stream)
+            sock, reused = self._checkout(start)
+            try:
+                with sock.makefile("rwb") as stream:
+                    stream.write(_line(message))
+                    stream.flush()
+                    reply = _read(stream)
+            except (OSError, ValueError):
+                sock.close()
+                if reused:
+                    continue
+                raise
             if reply.get("error", {}).get("kind") != "draining":
+                self._checkin(sock)
                 return reply
+            sock.close()
             time.sleep(0.05)  # the draining host is handing over its socket and lock
         return reply
+
+    def _checkout(self, start: bool) -> tuple[socket.socket, bool]:
+        with self._idle_lock:
+            if self._idle:
+                return self._idle.pop(), True
+        return (self.ensure() if start else self._greet()), False
+
+    def _checkin(self, sock: socket.socket) -> None:
+        with self._idle_lock:
+            if len(self._idle) < IDLE_CONNECTIONS:
+                self._idle.append(sock)
+                return
+        sock.close()
 
     def ensure(self) -> socket.socket:
         """A connected, greeted socket to a host of this version: the running one, or one started now (after asking
@@ -208,6 +238,23 @@ class HostClient:
         finally:
             await channel.aclose()
 
+    async def checkout(self) -> tuple[Channel, bool]:
+        """A greeted channel: a kept one (True: the host may have closed it since) or a new one (False)."""
+        loop = anyio.lowlevel.current_token()
+        while self._channels:
+            owner, channel = self._channels.pop()
+            if owner is loop:  # a channel is bound to the event loop that opened it
+                return channel, True
+        return await self.open(), False
+
+    async def checkin(self, channel: Channel) -> None:
+        """Keep a channel whose last run ended cleanly (the host reads its next request on it)."""
+        if len(self._channels) < IDLE_CONNECTIONS:
+            self._channels.append((anyio.lowlevel.current_token(), channel))
+            return
+        with anyio.CancelScope(shield=True):
+            await channel.aclose()
+
 
 class HostRunner:
     """The Runner for backends run in the host: create there (synchronously, so the job id is known at once), then
@@ -250,24 +297,27 @@ class HostRunner:
 
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         try:
-            channel = await self._client.open()
+            channel, message = await self._attach(record)
         except OSError:
             return await self._jobs.follow_store(record)
+        clean = False  # the run's stream ended as the protocol says: the channel can carry the next run
         try:
-            await channel.send({"op": "run", "job_id": record.run_id, "env": self._env})
             while True:
-                message = await channel.receive()
                 if "event" in message:
                     record.apply(decode_event(message["event"]))
                 elif "state" in message:  # queued behind the host's cap, then admitted: the keepalives say which
                     record.state = RunState(message["state"])
                 elif "result" in message:
+                    clean = True
                     return RunResult.from_json(message["result"]).raise_for_failure()
                 elif "error" in message:
+                    clean = True
                     raise decode_error(message["error"])
                 else:  # {"follow": true}: another supervisor runs it
+                    clean = True
                     return await self._jobs.follow_store(record)
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError, ValueError):
+                message = await channel.receive()
+        except _LOST:
             logger.info("The relay host went away during job %s; reading the job store", record.run_id)
             return await self._jobs.follow_store(record)
         except anyio.get_cancelled_exc_class():
@@ -276,8 +326,37 @@ class HostRunner:
                     await self._jobs.cancel(record.run_id)
             raise
         finally:
-            with anyio.CancelScope(shield=True):
-                await channel.aclose()
+            if clean:
+                await self._client.checkin(channel)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await channel.aclose()
+
+    async def _attach(self, record: RunRecord) -> tuple[Channel, dict[str, Any]]:
+        """The `run` request sent and its first reply read, on a kept channel if one is still open.
+
+        Raises:
+            OSError: no host answered (the store tells the outcome).
+        """
+        request = {"op": "run", "job_id": record.run_id, "env": self._env}
+        while True:
+            channel, reused = await self._client.checkout()
+            try:
+                await channel.send(request)
+                return channel, await channel.receive()
+            except _LOST as exc:
+                with anyio.CancelScope(shield=True):
+                    await channel.aclose()
+                if not reused:
+                    raise OSError(f"the relay host hung up: {exc!r}") from exc
+            except BaseException:  # cancelled mid-request: the channel is mid-message, never reusable
+                with anyio.CancelScope(shield=True):
+                    await channel.aclose()
+                raise
+
+
+_LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError,
+         ValueError)  # fmt: skip
 
 
 class HostedJobManager(JobManager):

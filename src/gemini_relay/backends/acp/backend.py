@@ -73,6 +73,8 @@ class AcpBackend:
         # No relaunch: the CLI's self-respawn costs ~0.5 s and its parent ignores SIGTERM (gemini-cli.md §10.2).
         env = child_env(self._settings.env)
         env.setdefault("GEMINI_CLI_NO_RELAUNCH", "true")
+        # An explicit heap limit makes V8 collect what finished sessions leave (config.DEFAULT_WARM_HEAP_MB).
+        env["NODE_OPTIONS"] = f"--max-old-space-size={self._settings.warm_heap_mb}"
         return env
 
     def launch(self) -> Launch:

@@ -34,7 +34,7 @@ from gemini_relay.backends.acp.connection import (
 )
 from gemini_relay.backends.acp.errors import session_failure
 from gemini_relay.backends.acp.session_files import protect_for_load, remove_history_less, remove_load_leftovers
-from gemini_relay.config import DEFAULT_WARM_IDLE
+from gemini_relay.config import DEFAULT_WARM_IDLE, DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS
 from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger
 from gemini_relay.supervise._posix import group_members
@@ -42,9 +42,9 @@ from gemini_relay.supervise.process import DEFAULT_GRACE
 
 DEFAULT_MAX_PROCESSES = 2
 DEFAULT_MAX_PROMPTS = 500
-# Each session the CLI has seen costs it ~3.5 MB it never gives back (no session/close): 45 sessions held ~420 MB.
-DEFAULT_MAX_SESSIONS = 24
-DEFAULT_MAX_RSS = 360 * 1024 * 1024  # a fresh CLI holds ~260 MB; past this a fresh process is cheaper
+# Each session the CLI has seen stays in its heap (no session/close): see config.DEFAULT_WARM_MAX_SESSIONS.
+DEFAULT_MAX_SESSIONS = DEFAULT_WARM_MAX_SESSIONS
+DEFAULT_MAX_RSS = DEFAULT_WARM_MAX_RSS_MB * 1024 * 1024  # past this a fresh process is cheaper
 DEFAULT_MAX_SPARES = 4  # spare sessions per (cwd, mode, model): a burst of fresh asks beyond it waits for session/new
 RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; not on every prompt
 REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
