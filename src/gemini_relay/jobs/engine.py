@@ -21,7 +21,7 @@ from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.pacing import Pacer
-from gemini_relay.jobs.runners import InlineRunner, JobOptions, Runner
+from gemini_relay.jobs.runners import AsyncCreating, InlineRunner, JobOptions, Runner
 from gemini_relay.log import logger
 
 _UNLIMITED = 1 << 30
@@ -72,16 +72,25 @@ class RunEngine:
             InputError: the backend would refuse the request (nothing is created).
             JobConflict: an idempotency key names another request, or the conversation is busy.
         """
+        return self.runner_for(backend).create(self._checked(spec, backend), options or JobOptions())
+
+    def _checked(self, spec: RunSpec, backend: BackendName) -> RunRecord:
         if backend not in self._backends:
             raise BackendUnavailable(f"The {backend.value} backend is not available in this server")
         check_spec(spec)  # what no backend could run, whichever backend this is
         self._backends[backend].check(spec)  # and what this one would refuse: all before a job exists
-        return self.runner_for(backend).create(RunRecord(spec=spec, backend=backend), options or JobOptions())
+        return RunRecord(spec=spec, backend=backend)
 
     async def register(self, spec: RunSpec, backend: BackendName, options: JobOptions | None = None) -> RunRecord:
-        """`new_record` for a caller on the server's event loop: a durable runner's create is blocking work (store
+        """`new_record` for a caller on the server's event loop. A durable runner's create is blocking work (store
         writes, a socket round trip to the relay host), and done on the loop it stalls every other call's keepalives
-        and intake in turn (200 concurrent calls: seconds). So it runs in a worker thread."""
+        and intake in turn (200 concurrent calls: seconds). So it runs in a worker thread, unless the runner can
+        await it (the relay host's round trip: one thread hop less per call)."""
+        runner = self.runner_for(backend)
+        if isinstance(runner, AsyncCreating):
+            record = self._checked(spec, backend)
+            with anyio.CancelScope(shield=True):  # like the thread it replaces: a create runs to its answer
+                return await runner.acreate(record, options or JobOptions())
         return await anyio.to_thread.run_sync(self.new_record, spec, backend, options)
 
     def detach(self) -> None:

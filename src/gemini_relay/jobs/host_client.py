@@ -238,12 +238,32 @@ class HostClient:
         finally:
             await channel.aclose()
 
+    async def arequest(self, message: dict[str, Any]) -> dict[str, Any]:
+        """`request`, awaited on a kept channel (a draining host is replaced and asked again)."""
+        reply: dict[str, Any] = {}
+        for _ in range(3):
+            channel, reused = await self.checkout()
+            try:
+                await channel.send(message)
+                reply = await channel.receive()
+            except _LOST:
+                await channel.aclose()
+                if reused:
+                    continue
+                raise OSError("the relay host hung up") from None
+            if reply.get("error", {}).get("kind") != "draining":
+                await self.checkin(channel)
+                return reply
+            await channel.aclose()
+            await anyio.sleep(0.05)  # the draining host is handing over its socket and lock
+        return reply
+
     async def checkout(self) -> tuple[Channel, bool]:
         """A greeted channel: a kept one (True: the host may have closed it since) or a new one (False)."""
         loop = anyio.lowlevel.current_token()
         while self._channels:
             owner, channel = self._channels.pop()
-            if owner is loop:  # a channel is bound to the event loop that opened it
+            if owner == loop:  # a channel is bound to the event loop that opened it
                 return channel, True
         return await self.open(), False
 
@@ -268,16 +288,26 @@ class HostRunner:
         self.detaching = False
 
     def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
-        reply = self._client.request(
-            {
-                "op": "create",
-                "run_id": record.run_id,
-                "spec": encode_spec(record.spec),
-                "backend": record.backend.value,
-                "options": {"priority": options.priority, "idempotency_key": options.idempotency_key},
-                "env": self._env,
-            }
-        )
+        return self._created(record, self._client.request(self._create_request(record, options)))
+
+    async def acreate(self, record: RunRecord, options: JobOptions) -> RunRecord:
+        """`create` on a kept channel, awaited (engine.register calls this one)."""
+        with anyio.fail_after(REQUEST_TIMEOUT):
+            reply = await self._client.arequest(self._create_request(record, options))
+        return self._created(record, reply)
+
+    def _create_request(self, record: RunRecord, options: JobOptions) -> dict[str, Any]:
+        return {
+            "op": "create",
+            "run_id": record.run_id,
+            "spec": encode_spec(record.spec),
+            "backend": record.backend.value,
+            "options": {"priority": options.priority, "idempotency_key": options.idempotency_key},
+            "env": self._env,
+        }
+
+    @staticmethod
+    def _created(record: RunRecord, reply: dict[str, Any]) -> RunRecord:
         if "error" in reply:
             raise decode_error(reply["error"])
         record.run_id = str(reply["job_id"])
@@ -304,12 +334,16 @@ class HostRunner:
         try:
             while True:
                 if "event" in message:
-                    record.apply(decode_event(message["event"]))
+                    event = message["event"]
+                    record.apply(decode_event(event, record.streamed_text if event.get("text_streamed") else None))
                 elif "state" in message:  # queued behind the host's cap, then admitted: the keepalives say which
                     record.state = RunState(message["state"])
                 elif "result" in message:
                     clean = True
-                    return RunResult.from_json(message["result"]).raise_for_failure()
+                    data = message["result"]
+                    if message.get("text_from_transcript"):
+                        data["text"] = record.text
+                    return RunResult.from_json(data).raise_for_failure()
                 elif "error" in message:
                     clean = True
                     raise decode_error(message["error"])

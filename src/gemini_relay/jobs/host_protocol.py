@@ -3,7 +3,9 @@
 Every connection opens with `hello` (protocol and relay version; a server never talks to a host of another
 version). Requests are one JSON object per line with an `op`; replies are objects too. `run` answers with a stream
 of `{"event": ...}` lines and then one `{"result": <RunResult JSON>}` (failures keep their kind through
-core/result.Failure). Errors that are not run results are `{"error": {"kind": ..., "message": ...}}`.
+core/result.Failure); the answer's text crosses once, in the deltas, when the Finished event and the result say
+`text_streamed` / `text_from_transcript` instead of repeating it.
+Errors that are not run results are `{"error": {"kind": ..., "message": ...}}`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.jobs.store import JobConflict, JobMeta
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: a Finished and a result may travel without the text the deltas carried
 _ANY_BACKEND = BackendName.GEMINI  # JobMeta's codec needs one; the spec's encoding does not depend on it
 SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin
 MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels in one line
@@ -71,15 +73,24 @@ def log_path(state_dir: Path) -> Path:
 # --- values ---------------------------------------------------------------------------------------------------------
 
 
-def encode_event(event: AgentEvent) -> dict[str, Any]:
-    return {"type": type(event).__name__, **asdict(event)}
+def encode_event(event: AgentEvent, streamed: str | None = None) -> dict[str, Any]:
+    """`streamed`: the text the run's deltas carried so far. A Finished whose text is exactly that travels without
+    it (the receiver folded the same deltas): a 200 KB answer crosses the socket once, not twice."""
+    data = {"type": type(event).__name__, **asdict(event)}
+    if isinstance(event, ev.Finished) and event.text and event.text == streamed:
+        data["text"] = None
+        data["text_streamed"] = True
+    return data
 
 
-def decode_event(data: dict[str, Any]) -> AgentEvent:
+def decode_event(data: dict[str, Any], streamed: str | None = None) -> AgentEvent:
+    """`streamed`: the text of the deltas decoded so far (for a Finished sent without its text)."""
     cls = _EVENTS[data["type"]]
     names = {f.name for f in fields(cls)}
     raw = {k: v for k, v in data.items() if k in names}
     if cls is ev.Finished:
+        if data.get("text_streamed"):
+            raw["text"] = streamed
         if isinstance(raw.get("usage"), dict):
             raw["usage"] = Usage(**raw["usage"])
         raw["denied_actions"] = tuple(raw.get("denied_actions") or ())

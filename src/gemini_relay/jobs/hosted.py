@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from gemini_relay.backends.base import Backend
-from gemini_relay.core.events import AgentEvent
+from gemini_relay.core.events import AgentEvent, Finished
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.engine import RunEngine
@@ -42,7 +42,8 @@ class LiveJob:
         self._changed = anyio.Event()
 
     def publish(self, event: AgentEvent) -> None:
-        self.events.append({"event": encode_event(event)})
+        streamed = self.record.streamed_text if isinstance(event, Finished) else None
+        self.events.append({"event": encode_event(event, streamed)})
         self._wake()
 
     def admitted(self) -> None:
@@ -66,10 +67,17 @@ class LiveJob:
                 await channel.send(self.events[sent])
                 sent += 1
             if self.result is not None and sent == len(self.events):
-                await channel.send({"result": self.result.to_json()})
+                await channel.send(self._result_message(self.result))
                 return
             if changed is self._changed:
                 await changed.wait()
+
+    def _result_message(self, result: RunResult) -> dict[str, Any]:
+        data = result.to_json()
+        if data["text"] and data["text"] == self.record.text:  # the attached server folded the same events
+            data["text"] = None
+            return {"result": data, "text_from_transcript": True}
+        return {"result": data}
 
     async def ended(self, timeout: float) -> bool:
         with anyio.move_on_after(timeout):
@@ -118,19 +126,21 @@ class HostedRunner(JobManager):
     async def execute(self, engine: RunEngine, record: RunRecord) -> JobResult:
         """Run the job through the host's engine (cap, FIFO, pacing, deadline) to its durable result."""
         job_id = record.run_id
+        final: JobResult | None = None  # what the store holds: read back only when someone else wrote it
         try:
             result = await execute_to_result(engine, record, time.time())
             self._release_lock(job_id)  # before the result: whoever sees it may continue the conversation at once
-            if self.store.result(job_id) is None:  # abandon() already ended a job refused in the queue
+            final = self.store.result(job_id)  # abandon() already ended a job refused in the queue
+            if final is None:
                 self.store.write_result(job_id, result)
-            logger.info("Job %s finished %s", job_id, result.state)
-            stored = self.store.result(job_id)
-            return stored if stored is not None else result
+                final = result
+            logger.info("Job %s finished %s", job_id, final.state)
+            return final
         finally:
             self._release_lock(job_id)
             self.backends.pop(job_id, None)
             live = self.live.pop(job_id, None)
             if live is not None:
-                stored = self.store.result(job_id)
+                stored = final or self.store.result(job_id)
                 if stored is not None:
                     live.finish(stored.result)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 
@@ -42,6 +42,13 @@ class Runner(Protocol):
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         """Run to success and return the outcome, or raise RunFailed / BackendUnavailable. Cancel to stop it."""
         ...
+
+
+@runtime_checkable
+class AsyncCreating(Protocol):
+    """A runner whose create is a round trip it can await (the relay host's): no worker thread per call."""
+
+    async def acreate(self, record: RunRecord, options: JobOptions) -> RunRecord: ...
 
 
 class InlineRunner:
