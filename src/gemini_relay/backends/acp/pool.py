@@ -213,6 +213,7 @@ class WarmPool:
         connection = warm.connection
         assert connection is not None
         warm.active += 1
+        created = False
         try:
             state, created = await self._session(warm, connection, conversation_id, cwd, (mode, model))
             async with state.lock:
@@ -221,6 +222,10 @@ class WarmPool:
             warm.active -= 1
             warm.prompts += 1
             warm.last_used = time.monotonic()
+            if created:
+                # The next spare is made now, not while this prompt ran: the CLI is one event loop, and a session/new
+                # beside a prompt doubled the prompt's time.
+                self._replenish(warm, (cwd, mode, model))
             self._after_prompt(warm)
 
     async def _session(
@@ -257,8 +262,7 @@ class WarmPool:
                     state = _take_spare(warm, key)
         if state is None:
             state = _take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
-        self._replenish(warm, key)
-        return state
+        return state  # its replacement is made once the lease ends (lease)
 
     async def _new_session(self, warm: _Warm, connection: AcpConnection, cwd: Path) -> SessionState:
         async with warm.new_lock:
