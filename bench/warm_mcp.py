@@ -9,6 +9,7 @@ of the server tree (the server and its one warm CLI).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -87,12 +88,23 @@ def _host_pid(server: int) -> int:
     return 0
 
 
-async def _ask(client: Client, prompt: str) -> float:
+async def _ask(client: Client, prompt: str, conversation: str | None = None) -> float:
     start = time.perf_counter()
-    result = await client.call_tool("gemini-ask", {"prompt": prompt})
+    args = {"prompt": prompt} | ({"conversationId": conversation} if conversation else {})
+    result = await client.call_tool("gemini-ask", args)
     if result.is_error:
         raise RuntimeError(f"gemini-ask failed: {result.content}")
     return time.perf_counter() - start
+
+
+async def _conversation(client: Client) -> str:
+    """A conversation id, from the `🧵 conversationId: <id>` line of a reply."""
+    result = await client.call_tool("gemini-ask", {"prompt": "start a conversation"})
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    match = re.search(r"conversationId: ([A-Za-z0-9_-]+)", text)
+    if match is None:
+        raise RuntimeError(f"no conversation id in {text[-200:]!r}")
+    return match.group(1)
 
 
 async def warm_server(env: dict[str, str], cwd: Path, runs: int, wait_for_requests: Any) -> dict[str, Any]:
@@ -110,6 +122,12 @@ async def warm_server(env: dict[str, str], cwd: Path, runs: int, wait_for_reques
                 await anyio.sleep(PACE)
                 later.append(await _ask(client, f"later {i}"))
             out["later"] = later
+            conversation = await _conversation(client)
+            continued = []
+            for i in range(runs):
+                await anyio.sleep(PACE)
+                continued.append(await _ask(client, f"more {i}", conversation))
+            out["continued"] = continued
             concurrent = []
             for _ in range(5):
                 await anyio.sleep(BURST_PACE)

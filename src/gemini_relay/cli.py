@@ -70,6 +70,48 @@ def _listener(http: str, token_file: Path | None, grace: float | None) -> tuple[
         return 1
 
 
+def _serve_stdio() -> int:
+    """stdio: the front answers initialize and tools/list from the last start's answers while another thread imports
+    the SDK and the tool layer (transports/stdio_front.py); then the SDK serves the rest."""
+    import os
+    import threading
+
+    from gemini_relay.transports.stdio_front import CACHE_NAME, FrontCache, StdioFront, setup_key
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        print(f"gemini-relay: {exc}", file=sys.stderr)
+        return 2
+    front = StdioFront(FrontCache(settings.state_dir / CACHE_NAME), setup_key(os.environ, str(Path.cwd())))
+    failed: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            import gemini_relay.app
+            import gemini_relay.transports.serve  # noqa: F401 - the MCP SDK with them
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread below
+            failed.append(exc)
+        finally:
+            front.ready()
+
+    threading.Thread(target=load, name="import", daemon=True).start()
+    front.serve_until_ready()
+    if failed:
+        raise failed[0]
+    from gemini_relay.app import build_deps
+    from gemini_relay.transports.serve import run_server
+
+    try:
+        deps = build_deps(settings)
+    except ConfigError as exc:
+        print(f"gemini-relay: {exc}", file=sys.stderr)
+        return 2
+    logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
+    anyio.run(run_server, deps, None, None, front)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gemini-relay", description="MCP server relaying to Google's Gemini agents.")
     parser.add_argument("--version", action="version", version=f"gemini-relay {__version__}")
@@ -130,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     listener = _listener(args.http, args.token_file, args.shutdown_grace) if args.http is not None else None
     if isinstance(listener, int):
         return listener
+    if listener is None and args.command in (None, "serve"):
+        return _serve_stdio()
     from gemini_relay.app import build_deps  # the tool layer: not needed by run-job, wait-job, hook-wait
 
     try:
@@ -141,12 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "doctor":
         return anyio.run(_doctor, deps)
     if args.command in (None, "serve"):
-        from gemini_relay.transports import run_server
+        from gemini_relay.transports.serve import run_server
 
-        if listener is None:
-            logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
-            anyio.run(run_server, deps)
-            return 0
+        assert listener is not None  # stdio is served by _serve_stdio
         options, sock = listener
         logger.info("gemini-relay %s serving on HTTP (root %s)", __version__, settings.project_root)
         with sock:

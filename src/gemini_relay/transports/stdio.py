@@ -13,12 +13,14 @@ from mcp.shared.message import SessionMessage
 
 from gemini_relay.log import logger
 from gemini_relay.transports.rpc_envelope import error_reply_for
+from gemini_relay.transports.stdio_front import StdioFront
 
 
 async def serve_stdio(
     server: Server[Any],
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
     on_shutdown: Callable[[], None] = lambda: None,
+    front: StdioFront | None = None,
 ) -> None:
     """Serve until stdin closes or a signal arrives; `background` tasks (probe warm-ups) are cancelled then.
 
@@ -37,7 +39,9 @@ async def serve_stdio(
                     return
 
         tg.start_soon(stop_on_signal)
-        async with stdio_server() as (read_stream, write_stream):
+        # With a front, it already owns the wire (and may have answered initialize and tools/list).
+        streams: Any = (front.sdk_stdin(), front.sdk_stdout()) if front is not None else (None, None)
+        async with stdio_server(*streams) as (read_stream, write_stream):
             notifying = _EofNotifying(read_stream, on_shutdown, write_stream)
             await server.run(notifying, write_stream, server.create_initialization_options())
         on_shutdown()

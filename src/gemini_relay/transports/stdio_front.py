@@ -1,0 +1,343 @@
+"""A quick start for stdio: `initialize` and `tools/list` answered from this setup's last answers while the MCP SDK
+imports (it takes ~0.3-0.4 s of the ~0.5 s a server needs before it can answer anything).
+
+The answers are the SDK's own, recorded from an earlier start with the same relay and SDK build, the same settings
+(GEMINI_*, GOOGLE_*, AGY_* and XDG_* variables, HOME, the working directory) and the same initialize params. The
+front answers only while nothing else has been asked: the first request that is not a recorded `initialize` or a
+plain `tools/list` goes to the SDK, and so does every line after it, in order. The SDK still sees `initialize` (its
+answer to it is not sent twice) and it answers one `tools/list` of its own, so a recording that went stale is
+replaced for the next start. Without a recording everything goes to the SDK, which records its answers.
+
+This module imports nothing heavy: it runs before the SDK is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import queue
+import sys
+import threading
+from collections.abc import Mapping
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from gemini_relay import __version__
+from gemini_relay.log import logger
+
+CACHE_NAME = "stdio-front.json"
+CACHE_KEYS = 8  # setups remembered (e.g. one per project)
+WATCHED_LINES = 16  # lines the SDK side inspects for the answers to record; past these it only forwards
+VERIFY_ID = "gemini-relay-front-verify"  # the SDK's own tools/list, compared with what the front answered
+_KEYED_PREFIXES = ("GEMINI_", "GOOGLE_", "AGY_", "XDG_")
+_EOF = b""
+
+
+def setup_key(env: Mapping[str, str], cwd: str) -> str:
+    """What the recorded answers depend on, besides the initialize params."""
+    keyed = sorted((k, v) for k, v in env.items() if k.startswith(_KEYED_PREFIXES) or k == "HOME")
+    sdk = [_installed("mcp"), _installed("mcp_types")]
+    material = [__version__, sys.version, sdk, _build("gemini_relay"), cwd, keyed]
+    return hashlib.sha256(json.dumps(material).encode()).hexdigest()
+
+
+def _installed(package: str) -> str:
+    """The package's __init__ and its mtime: an install or upgrade writes it anew."""
+    spec = find_spec(package)
+    origin = spec.origin if spec is not None and spec.origin else ""
+    try:
+        return f"{origin}:{Path(origin).stat().st_mtime_ns}"
+    except OSError:
+        return origin
+
+
+def _build(package: str) -> list[tuple[str, int]]:
+    """Every module file of `package` with its mtime (~2 ms for ours): an edited build (an editable install) is
+    another key."""
+    spec = find_spec(package)
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    found: list[tuple[str, int]] = []
+    while roots:
+        with contextlib.suppress(OSError), os.scandir(roots.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    roots.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    found.append((entry.path, entry.stat().st_mtime_ns))
+    return sorted(found)
+
+
+def _request_key(setup: str, params: Any) -> str:
+    return hashlib.sha256(json.dumps([setup, params], sort_keys=True).encode()).hexdigest()
+
+
+class FrontCache:
+    """The recorded answers, one entry per (setup, initialize params), in the state dir (0600)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        entry = self._all().get(key)
+        if isinstance(entry, dict) and all(isinstance(entry.get(k), dict) for k in ("initialize", "tools")):  # pyright: ignore[reportUnknownMemberType]
+            return entry  # pyright: ignore[reportUnknownVariableType]
+        return None
+
+    def store(self, key: str, initialize: dict[str, Any], tools: dict[str, Any]) -> None:
+        entries = {k: v for k, v in self._all().items() if k != key}
+        entries[key] = {"initialize": initialize, "tools": tools}
+        while len(entries) > CACHE_KEYS:
+            del entries[next(iter(entries))]
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):  # a read-only state dir only costs the next start its head start
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entries, handle, ensure_ascii=False)
+            tmp.replace(self.path)
+
+    def _all(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+class StdioFront:
+    """Owns the stdio wire from the start: fd 0 and 1 are diverted (children read EOF, stray output goes to
+    stderr) and served from private duplicates, as the SDK's stdio_server does."""
+
+    def __init__(self, cache: FrontCache, setup: str) -> None:
+        self._cache = cache
+        self._setup = setup
+        self._in = os.fdopen(_private_dup(0), "rb", closefd=False)
+        self.out = os.fdopen(_private_dup(1), "wb", closefd=False)
+        _divert(0, os.open(os.devnull, os.O_RDONLY))
+        _divert(1, os.dup(2))
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self.pending: list[bytes] = []  # lines for the SDK, in order, read while the front served
+        self._ready = threading.Event()
+        self._open = True  # still answering: nothing but initialize and tools/list has been asked
+        self._answered_init: Any = None  # the initialize id the front answered (the SDK's answer is dropped)
+        self._drop: set[Any] = set()
+        self._watch: dict[Any, str] = {}  # request id -> "initialize" | "tools": the SDK's answers to record
+        self._recorded: dict[str, dict[str, Any]] = {}
+        self._key: str | None = None
+        self._sent_tools: dict[str, Any] | None = None
+        self._seen = 0
+        self.answered: list[str] = []  # what the front answered itself, in order
+        threading.Thread(target=self._read, name="stdio-front-reader", daemon=True).start()
+
+    # --- before the SDK: the main thread answers while another imports ---------------------------------------------
+
+    def serve_until_ready(self) -> None:
+        """Answer what the recording covers until `ready()` is called (from the importing thread)."""
+        while True:
+            line = self._lines.get()
+            if line is _READY:
+                self._report()
+                return
+            if not self._open or not self._answer(line):
+                self.pending.append(line)
+            if line == _EOF:
+                self._ready.wait()
+                self._drain_ready_marker()
+                self._report()
+                return
+
+    def _report(self) -> None:
+        if self.answered:
+            logger.info("Answered %s from the recorded answers while the SDK loaded", " and ".join(self.answered))
+
+    def ready(self) -> None:
+        self._ready.set()
+        self._lines.put(_READY)
+
+    def _drain_ready_marker(self) -> None:
+        try:
+            while True:
+                line = self._lines.get_nowait()
+                if line is not _READY:
+                    self.pending.append(line)
+        except queue.Empty:
+            pass
+
+    def _answer(self, line: bytes) -> bool:
+        """True when the front answered `line` (it may still be forwarded, see pending); False: the SDK's."""
+        message = _parse(line)
+        method = message.get("method") if message is not None else None
+        if message is None or not isinstance(method, str):
+            self._open = False
+            return False
+        if "id" not in message:  # a notification (notifications/initialized): the SDK's, and the front stays open
+            return False
+        request_id = message["id"]
+        if method == "initialize" and self._answered_init is None:
+            self._key = _request_key(self._setup, message.get("params"))
+            self._watch[request_id] = "initialize"
+            entry = self._cache.load(self._key)
+            if entry is None:
+                self._open = False
+                return False
+            self._write({"jsonrpc": "2.0", "id": request_id, "result": entry["initialize"]})
+            self.answered.append("initialize")
+            self._answered_init = request_id
+            self._drop.add(request_id)
+            self._sent_tools = entry["tools"]
+            self.pending.append(line)  # the SDK's session must be initialized too
+            return True
+        if method == "tools/list" and self._sent_tools is not None and not (message.get("params") or {}).get("cursor"):
+            self._write({"jsonrpc": "2.0", "id": request_id, "result": self._sent_tools})
+            self.answered.append("tools/list")
+            verify = {"jsonrpc": "2.0", "id": VERIFY_ID, "method": "tools/list"}
+            if VERIFY_ID not in self._watch:
+                self._watch[VERIFY_ID] = "tools"
+                self._drop.add(VERIFY_ID)
+                self.pending.append(json.dumps(verify).encode() + b"\n")
+            return True
+        self._open = False
+        return False
+
+    def _write(self, message: dict[str, Any]) -> None:
+        self.out.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+        self.out.flush()
+
+    def _read(self) -> None:
+        for line in self._in:
+            self._lines.put(line)
+        self._lines.put(_EOF)
+
+    # --- the SDK's stdin and stdout (stdio_server's explicit streams) ------------------------------------------------
+
+    def sdk_stdin(self) -> FrontStdin:
+        return FrontStdin(self)
+
+    def sdk_stdout(self) -> FrontStdout:
+        return FrontStdout(self)
+
+    def inspect_in(self, line: bytes) -> None:
+        """Watch the SDK-bound initialize and tools/list requests (a cold start records their answers)."""
+        if self._seen >= WATCHED_LINES:
+            return
+        self._seen += 1
+        message = _parse(line)
+        if message is None or "id" not in message or message["id"] == VERIFY_ID:
+            return
+        if message.get("method") == "initialize" and self._key is None:
+            self._key = _request_key(self._setup, message.get("params"))
+            self._watch[message["id"]] = "initialize"
+        elif message.get("method") == "tools/list" and not (message.get("params") or {}).get("cursor"):
+            self._watch.setdefault(message["id"], "tools")
+
+    def outgoing(self, text: str) -> bool:
+        """Record the answers watched for; False for an answer the front already gave (not sent twice)."""
+        if not self._watch:
+            return True
+        message = _parse(text.encode("utf-8"))
+        request_id = message.get("id") if message is not None else None
+        if message is None or request_id not in self._watch:
+            return True
+        kind = self._watch.pop(request_id)
+        result = message.get("result")
+        if isinstance(result, dict) and kind not in self._recorded:
+            self._recorded[kind] = result  # pyright: ignore[reportArgumentType]
+            self._save()
+        if request_id in self._drop:
+            self._drop.discard(request_id)
+            return False
+        return True
+
+    def _save(self) -> None:
+        initialize, tools = self._recorded.get("initialize"), self._recorded.get("tools")
+        if self._key is None or initialize is None or tools is None:
+            return
+        entry = self._cache.load(self._key)
+        if entry is not None and entry["initialize"] == initialize and entry["tools"] == tools:
+            return
+        if entry is not None:
+            logger.warning("The recorded initialize / tools/list answers were stale; recorded the SDK's anew")
+        self._cache.store(self._key, initialize, tools)
+
+    async def next_line(self) -> bytes:
+        if self.pending:
+            return self.pending.pop(0)
+        import anyio.to_thread
+
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                line = await anyio.to_thread.run_sync(self._lines.get, abandon_on_cancel=True)
+            if line is not _READY:
+                return line
+
+
+class FrontStdin:
+    """`async for line in stdin` for the SDK's stdio_server: the front's pending lines, then the rest of stdin."""
+
+    def __init__(self, front: StdioFront) -> None:
+        self._front = front
+
+    def __aiter__(self) -> FrontStdin:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._front.next_line()
+        if line == _EOF:
+            raise StopAsyncIteration
+        self._front.inspect_in(line)
+        return line.decode("utf-8", errors="replace")
+
+
+class FrontStdout:
+    """The SDK's stdout: each flushed line goes to the wire, except the front's duplicates."""
+
+    def __init__(self, front: StdioFront) -> None:
+        self._front = front
+        self._buffer: list[str] = []
+
+    async def write(self, text: str) -> None:
+        self._buffer.append(text)
+
+    async def flush(self) -> None:
+        import anyio.to_thread
+
+        text, self._buffer = "".join(self._buffer), []
+        if not text or not self._front.outgoing(text):
+            return
+        data = text.encode("utf-8")
+        out = self._front.out
+
+        def send() -> None:
+            out.write(data)
+            out.flush()
+
+        await anyio.to_thread.run_sync(send)
+
+
+_READY = b"\0ready"  # a marker object in the line queue (compared by identity)
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):  # a deeply nested line is the SDK's to refuse, never a crash here
+        return None
+    return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def _private_dup(fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+
+
+def _divert(fd: int, replacement: int) -> None:
+    try:
+        os.dup2(replacement, fd)
+    finally:
+        os.close(replacement)

@@ -1,0 +1,100 @@
+"""The stdio front: a server started again in the same setup answers initialize and tools/list with the SDK's own
+recorded answers before the SDK has loaded, then serves everything else as before; a recording that went stale is
+replaced, and another setup is never answered from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from gemini_relay.transports.stdio_front import CACHE_NAME
+from tests.harness import Relay
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+PING = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "gemini-ping", "arguments": {}}}
+
+
+def converse(relay: Relay, messages: list[dict[str, Any]], **env: str) -> tuple[list[dict[str, Any]], str]:
+    """Send each message, read one reply per request (in the order they come), then close stdin."""
+    log = relay.base / "front-stderr.log"
+    log.write_text("")
+    with (
+        log.open("a", encoding="utf-8") as errlog,
+        subprocess.Popen(
+            [sys.executable, "-m", "gemini_relay"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            env={**relay.env, **env},
+            cwd=relay.project,
+        ) as proc,
+    ):
+        assert proc.stdin is not None and proc.stdout is not None
+        replies = []
+        for message in messages:
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" in message:
+                replies.append(json.loads(proc.stdout.readline()))
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    return replies, log.read_text(encoding="utf-8")
+
+
+def recording(relay: Relay) -> Path:
+    return relay.home / ".local" / "state" / "gemini-relay" / CACHE_NAME
+
+
+def test_a_second_start_answers_initialize_and_tools_list_as_the_sdk_did(relay: Relay) -> None:
+    first, first_log = converse(relay, [INITIALIZE, INITIALIZED, LIST, PING])
+    second, second_log = converse(relay, [INITIALIZE, INITIALIZED, LIST, PING])
+    assert "from the recorded answers" not in first_log
+    assert "Answered initialize and tools/list from the recorded answers" in second_log
+    assert second[0] == first[0] and second[1] == first[1]  # the SDK's own answers, byte for byte in JSON
+    assert [t["name"] for t in second[1]["result"]["tools"]][:3] == ["gemini-ask", "gemini-plan", "gemini-image"]
+    assert second[2]["result"]["content"][0]["text"] == "Pong!"  # the SDK's session was initialized too
+    assert recording(relay).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_stale_recording_is_served_once_and_replaced_for_the_next_start(relay: Relay) -> None:
+    real, _ = converse(relay, [INITIALIZE, INITIALIZED, LIST])
+    entries = json.loads(recording(relay).read_text())
+    for entry in entries.values():
+        entry["tools"]["tools"] = entry["tools"]["tools"][:1]
+    recording(relay).write_text(json.dumps(entries))
+    stale, log = converse(relay, [INITIALIZE, INITIALIZED, LIST, PING])
+    assert len(stale[1]["result"]["tools"]) == 1 and "were stale" in log
+    assert stale[2]["result"]["content"][0]["text"] == "Pong!"
+    fresh, _ = converse(relay, [INITIALIZE, INITIALIZED, LIST])
+    assert fresh[1] == real[1]
+
+
+def test_another_setup_is_not_answered_from_the_recording(relay: Relay) -> None:
+    plain, _ = converse(relay, [INITIALIZE, INITIALIZED, LIST])
+    other, log = converse(relay, [INITIALIZE, INITIALIZED, LIST], GEMINI_RELAY_TOOLSETS="jobs")
+    assert "from the recorded answers" not in log
+    assert len(other[1]["result"]["tools"]) > len(plain[1]["result"]["tools"])
+    other_params = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": "2025-11-25"}}  # type: ignore[dict-item]
+    answered, log = converse(relay, [other_params, INITIALIZED, LIST])
+    assert "from the recorded answers" not in log
+    assert answered[0]["result"]["protocolVersion"] == "2025-11-25"
+
+
+def test_a_first_request_the_front_does_not_know_goes_to_the_sdk_in_order(relay: Relay) -> None:
+    converse(relay, [INITIALIZE, INITIALIZED, LIST])
+    replies, log = converse(relay, [INITIALIZE, INITIALIZED, PING, LIST])
+    assert "Answered initialize from the recorded answers" in log  # tools/list came after a call: the SDK's
+    assert replies[1]["id"] == 2 and replies[1]["result"]["content"][0]["text"] == "Pong!"
+    assert replies[2]["id"] == 1 and replies[2]["result"]["tools"]
+    broken, _ = converse(relay, [{"jsonrpc": "2.0", "id": 7, "method": "initialize"}])  # no params: the SDK says
+    assert broken[0]["id"] == 7 and "error" in broken[0]
