@@ -26,7 +26,7 @@ import anyio
 
 from bench.warm_mcp import BIG, warm_server
 from gemini_relay.backends.acp import AcpBackend, WarmPool
-from gemini_relay.backends.acp.pool import group_rss
+from gemini_relay.backends.acp.sessions import group_rss
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
 from gemini_relay.core.spec import RunSpec

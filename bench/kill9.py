@@ -8,7 +8,8 @@ answer, and the stored result still says so once every supervisor of the job has
 - queued: GEMINI_RELAY_MAX_CONCURRENT=1 and another job holds the slot, so the target has no supervisor yet (the
   next server adopts it: see Deps.maintain / adopt);
 - starting: right after gemini-run answers (the supervisor may not even be spawned yet);
-- spawned: as soon as the job's `run-job` supervisor process exists (usually before it has recorded itself);
+- spawned: as soon as the job's `run-job` supervisor process exists (usually before it has recorded itself); with
+  the relay host (the default: no supervisor process per job), as soon as the job's CLI has been spawned;
 - recorded: as soon as the supervisor has recorded itself (supervisor.json), before any text;
 - streaming: once the job's out.txt holds text;
 - finishing: once out.txt holds the whole answer (the emulator has sent its last chunk; the result is imminent).
@@ -154,6 +155,15 @@ def supervisor_pids(world: World, job_id: str) -> list[int]:
     ]
 
 
+def cli_spawned(world: World, job_id: str) -> bool:
+    """The job's CLI has been spawned: its progress record names the CLI's pid (the relay host writes it)."""
+    try:
+        progress = world.store.progress(job_id)
+    except (JobNotFound, OSError, ValueError):
+        return False
+    return progress is not None and progress.cli_pid is not None
+
+
 async def poll_until(check: Callable[[], bool], bound: float, what: str) -> None:
     """Bounded polling of files and /proc, where no event exists to wait on."""
     try:
@@ -182,12 +192,15 @@ async def reach(world: World, trial: Trial) -> None:
     if trial.point == "queued":
         if (world.job_dir(job) / SUPERVISOR).exists():
             raise RuntimeError("the target job was not queued: it already has a supervisor")
-    elif trial.point in ("spawned", "stalled"):
+    elif trial.point == "spawned":
+        # With the relay host there is no supervisor process per job: its nearest point is the CLI just spawned.
+        spawned = lambda: bool(supervisor_pids(world, job)) or cli_spawned(world, job)  # noqa: E731
+        await poll_until(spawned, POINT_BOUND, "supervisor process or CLI")
+    elif trial.point == "stalled":
         await poll_until(lambda: bool(supervisor_pids(world, job)), POINT_BOUND, "supervisor process")
-        if trial.point == "stalled":
-            trial.stopped = supervisor_pids(world, job)
-            for pid in trial.stopped:
-                os.kill(pid, signal.SIGSTOP)
+        trial.stopped = supervisor_pids(world, job)
+        for pid in trial.stopped:
+            os.kill(pid, signal.SIGSTOP)
     elif trial.point == "recorded":
         await poll_until((world.job_dir(job) / SUPERVISOR).exists, POINT_BOUND, "supervisor record")
     elif trial.point == "streaming":

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gemini_relay.backends.acp.connection import AcpRpcError
 from gemini_relay.backends.acp.errors import prompt_failure, session_failure
+from gemini_relay.backends.acp.wire import AcpRpcError
 from gemini_relay.backends.capacity import capacity_of
 from gemini_relay.core.vocabulary import FailureReason
 

@@ -6,8 +6,8 @@ import anyio
 import pytest
 
 from gemini_relay.backends.acp import AcpHandshakeError, WarmPool
-from gemini_relay.backends.acp.pool import group_rss
 from gemini_relay.backends.acp.session_files import _has_turns as has_turns  # pyright: ignore[reportPrivateUsage]
+from gemini_relay.backends.acp.sessions import group_rss
 from gemini_relay.backends.gemini_sessions import list_conversations
 from gemini_relay.core.events import SessionStarted
 from gemini_relay.errors import RunFailed

@@ -5,6 +5,7 @@ AcpConnection speaks the protocol to one child, WarmPool owns the children, AcpB
 
 from gemini_relay.backends.acp.backend import AcpBackend
 from gemini_relay.backends.acp.connection import AcpConnection, AcpHandshakeError, open_connection
-from gemini_relay.backends.acp.pool import Launch, WarmPool
+from gemini_relay.backends.acp.pool import WarmPool
+from gemini_relay.backends.acp.sessions import Launch
 
 __all__ = ["AcpBackend", "AcpConnection", "AcpHandshakeError", "Launch", "WarmPool", "open_connection"]

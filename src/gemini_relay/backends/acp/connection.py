@@ -12,23 +12,31 @@ import contextlib
 import json
 import math
 import os
-import signal
 import subprocess
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from anyio.abc import Process, TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from gemini_relay.errors import BackendUnavailable
+from gemini_relay.backends.acp.wire import (
+    AcpConnectionLost,
+    AcpHandshakeError,
+    AcpRpcError,
+    Inbound,
+    describe_exit,
+    rpc_error,
+)
 from gemini_relay.log import logger
 from gemini_relay.streams.framing import LineFramer
 from gemini_relay.supervise._posix import open_pidfd
 from gemini_relay.supervise.process import DEFAULT_GRACE, stop_group
+
+__all__ = ["AcpConnection", "AcpConnectionLost", "AcpHandshakeError", "AcpRpcError", "Inbound", "open_connection"]
 
 PROTOCOL_VERSION = 1
 HANDSHAKE_TIMEOUT = 60.0  # a cold CLI boots in ~0.8 s here; a real install with extensions can take far longer
@@ -36,50 +44,6 @@ REQUEST_TIMEOUT = 60.0  # session/new and session/load initialise a whole CLI co
 EOF_EXIT_WAIT = 2.0  # the CLI exits ~20 ms after its stdin closes; past this it gets SIGTERM
 STDERR_TAIL_CHARS = 4000
 READ_SIZE = 65536
-
-
-class AcpHandshakeError(BackendUnavailable):
-    """`gemini --acp` could not be started or did not complete `initialize`: fall back to cold `-p`."""
-
-
-class AcpConnectionLost(Exception):
-    """The child exited (or was killed) while a request was outstanding."""
-
-    def __init__(self, description: str) -> None:
-        super().__init__(description)
-        self.description = description
-
-
-class AcpRpcError(Exception):
-    """The agent answered a request with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str, data: object = None) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-        self.data = data
-
-    @property
-    def details(self) -> str:
-        """The agent's own explanation (`data.details`), which an internal error carries instead of `message`."""
-        if isinstance(self.data, dict):
-            details = self.data.get("details")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            if isinstance(details, str):
-                return details
-        return ""
-
-
-InboundKind = Literal["update", "permission", "response", "closed"]
-
-
-@dataclass(frozen=True, slots=True)
-class Inbound:
-    """One item for a session's listener. `response` carries the prompt's result or `error`; `closed` the cause."""
-
-    kind: InboundKind
-    payload: dict[str, Any] = field(default_factory=dict[str, Any])
-    request_id: int | str | None = None
-    error: AcpRpcError | None = None
 
 
 @dataclass
@@ -224,7 +188,7 @@ class AcpConnection:
                 # The exit status names the cause (a signal, a crash); it follows EOF by a moment.
                 with anyio.CancelScope(shield=True), anyio.move_on_after(EOF_EXIT_WAIT):
                     await _wait_exit(self._process)
-                self._mark_lost(_describe_exit(self._process.returncode))
+                self._mark_lost(describe_exit(self._process.returncode))
             else:
                 self._mark_lost("gemini --acp was stopped")
 
@@ -263,17 +227,17 @@ class AcpConnection:
             return
         pending = self._pending[request_id]
         error = msg.get("error")
-        rpc_error = _rpc_error(error) if error is not None else None
+        failure = rpc_error(error) if error is not None else None
         result = msg.get("result")
         result_dict: dict[str, Any] = result if isinstance(result, dict) else {}  # pyright: ignore[reportUnknownVariableType]
         if pending.route_to is not None:
             del self._pending[request_id]  # pyright: ignore[reportArgumentType]
             listener = self._listeners.get(pending.route_to)
             if listener is not None:
-                listener.send_nowait(Inbound("response", result_dict, request_id, rpc_error))
+                listener.send_nowait(Inbound("response", result_dict, request_id, failure))
             return
         pending.result = result_dict
-        pending.error = rpc_error
+        pending.error = failure
         pending.done.set()
 
     def _incoming_request(self, request_id: int | str | None, method: str, params: dict[str, Any]) -> None:
@@ -426,30 +390,6 @@ async def _wait_exit(process: Process) -> None:
         await anyio.sleep(0.005)
 
 
-def _describe_exit(returncode: int | None) -> str:
-    if returncode is None:
-        return "gemini --acp closed its output"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = str(-returncode)
-        return f"gemini --acp was killed by signal {-returncode} ({name})"
-    return f"gemini --acp exited {returncode}"
-
-
 def _hint(connection: AcpConnection) -> str:
     lines = [ln.strip() for ln in connection.stderr_tail.splitlines() if ln.strip()]
     return f": {lines[-1][:300]}" if lines else ""
-
-
-def _rpc_error(error: object) -> AcpRpcError:
-    if not isinstance(error, dict):
-        return AcpRpcError(-32603, str(error))
-    code = error.get("code")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    message = error.get("message")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return AcpRpcError(
-        code if isinstance(code, int) else -32603,
-        message if isinstance(message, str) else "",
-        error.get("data"),  # pyright: ignore[reportUnknownMemberType]
-    )

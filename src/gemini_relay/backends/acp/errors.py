@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gemini_relay.backends.acp.connection import AcpRpcError
+from gemini_relay.backends.acp.wire import AcpRpcError
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import InputError, RunFailed
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,10 +34,17 @@ from gemini_relay.backends.acp.connection import (
 )
 from gemini_relay.backends.acp.errors import session_failure
 from gemini_relay.backends.acp.session_files import protect_for_load, remove_history_less, remove_load_leftovers
+from gemini_relay.backends.acp.sessions import (
+    Launch,
+    SessionState,
+    cli_home,
+    configure,
+    group_rss,
+    session_state,
+)
 from gemini_relay.config import DEFAULT_WARM_IDLE, DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS
 from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger
-from gemini_relay.supervise._posix import group_members
 from gemini_relay.supervise.process import DEFAULT_GRACE
 
 DEFAULT_MAX_PROCESSES = 2
@@ -50,36 +57,8 @@ RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; no
 REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
 HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
 SPARE_SETTLE = 1.0  # at close, how long a session/new in flight may take to answer (it takes ~30-70 ms)
-SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
 _Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
 _SpareKey = tuple[Path, str, str | None]  # (cwd, mode, model): a spare is made ready for exactly these
-# Cosmetic variables: two callers differing only in these share a process.
-_UNKEYED = frozenset({"TERM", "SHELL", "USER", "LANG", "NO_COLOR"})
-
-
-@dataclass(frozen=True)
-class Launch:
-    """How to start one warm process: the binary, its full child env, and the directory it runs in."""
-
-    binary: str
-    env: Mapping[str, str] = field(hash=False, compare=False)
-    cwd: Path = field(hash=False, compare=False)
-
-    @property
-    def key(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        items = sorted((k, v) for k, v in self.env.items() if k not in _UNKEYED and not k.startswith("LC_"))
-        return self.binary, tuple(items)
-
-
-@dataclass
-class SessionState:
-    """One conversation living in one process. `mode`/`model` are what the process last applied to it."""
-
-    session_id: str
-    cwd: Path
-    mode: str
-    model: str | None
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 @dataclass(eq=False)
@@ -238,7 +217,7 @@ class WarmPool:
                 state = await self._fresh(warm, connection, (cwd, *settings))
             else:
                 result = await self._load(warm.launch, connection, conversation_id, cwd)
-                state = _state(conversation_id, cwd, result)
+                state = session_state(conversation_id, cwd, result)
         except AcpRpcError as exc:
             raise session_failure(exc, conversation_id) from None
         except AcpConnectionLost as exc:
@@ -271,7 +250,7 @@ class WarmPool:
         if not isinstance(session_id, str) or not session_id:
             raise RunFailed("gemini --acp answered session/new without a session id")
         warm.created.add(session_id)
-        return _state(session_id, cwd, result)
+        return session_state(session_id, cwd, result)
 
     def _replenish(self, warm: _Warm, key: _SpareKey) -> None:
         """Keep `spare_target` sessions ready (or being made) for `key`, made in the background."""
@@ -307,7 +286,7 @@ class WarmPool:
         # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
-        home = _cli_home(launch.env)
+        home = cli_home(launch.env)
         keep = await anyio.to_thread.run_sync(protect_for_load, home, session_id)
         try:
             async with connection.listen(session_id) as replay:
@@ -398,7 +377,7 @@ class WarmPool:
             # mid-creation, the session it opens in its own cwd at start); nobody can continue them.
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
                 await anyio.to_thread.run_sync(
-                    remove_history_less, _cli_home(launch.env), warm.created, launch.cwd, warm.started_at
+                    remove_history_less, cli_home(launch.env), warm.created, launch.cwd, warm.started_at
                 )
 
     def _retire(self, warm: _Warm, why: str) -> None:
@@ -480,50 +459,3 @@ def _take_spare(warm: _Warm, key: _SpareKey, *, any_settings: bool = False) -> S
         if states:
             return states.pop(0)
     return None
-
-
-def group_rss(pgid: int) -> int:
-    """Resident memory of every process in the group, from /proc/<pid>/status VmRSS (bytes)."""
-    total = 0
-    for pid in group_members(pgid):
-        try:
-            status = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                parts = line.split()
-                if len(parts) >= 2 and parts[1].isdigit():
-                    total += int(parts[1]) * 1024
-                break
-    return total
-
-
-async def configure(connection: AcpConnection, state: SessionState, mode: str, model: str | None) -> None:
-    """Apply a mode and model to the session when they differ from what it last ran with.
-
-    Raises:
-        AcpRpcError, AcpConnectionLost, TimeoutError.
-    """
-    with anyio.fail_after(SET_TIMEOUT):
-        if state.mode != mode:
-            await connection.request("session/set_mode", {"sessionId": state.session_id, "modeId": mode})
-            state.mode = mode
-        if model is not None and state.model != model:
-            await connection.request("session/set_model", {"sessionId": state.session_id, "modelId": model})
-            state.model = model
-
-
-def _state(session_id: str, cwd: Path, result: dict[str, Any]) -> SessionState:
-    mode = _current(result, "modes", "currentModeId") or "default"
-    return SessionState(session_id, cwd, mode, _current(result, "models", "currentModelId"))
-
-
-def _current(result: dict[str, Any], group: str, key: str) -> str | None:
-    section = result.get(group)
-    value = section.get(key) if isinstance(section, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return value if isinstance(value, str) else None
-
-
-def _cli_home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()
