@@ -33,7 +33,7 @@ DEFAULT_WARM_MAX_SESSIONS = 64
 # A warm CLI's V8 heap limit (--max-old-space-size). With none, V8 sizes it from the machine's RAM and lets finished
 # sessions pile up: 60 sessions held 532 MB resident; 288 MB at 512, 313 MB at 1024, 341 MB at 1536.
 DEFAULT_WARM_HEAP_MB = 512
-DEFAULT_WARM_MAX_RSS_MB = 280  # a warm CLI past this resident size is recycled (a fresh one holds ~235-255 MB)
+DEFAULT_WARM_MAX_RSS_MB = 320  # a warm CLI past this resident size is recycled (a fresh one holds ~235-280 MB)
 # Per-backend fallback when GEMINI_FALLBACK_MODEL is unset. agy has none: its quota is one bucket per model group
 # (all Gemini models share it) and agy retries an exhausted quota itself until --print-timeout, so a second Gemini
 # model would fail the same way after spending the rest of the deadline.
