@@ -216,8 +216,9 @@ class HostClient:
         try:
             await channel.send(_hello())
             reply = await channel.receive()
-        except BaseException:
-            await channel.aclose()
+        except BaseException:  # failed or cancelled mid-hello: the connection is closed, the error goes on
+            with anyio.CancelScope(shield=True):
+                await channel.aclose()
             raise
         if not reply.get("ok"):
             await channel.aclose()

@@ -161,7 +161,7 @@ def _write_atomic(path: Path, data: dict[str, Any]) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         Path(tmp).replace(path)  # atomic; mkstemp made it 0600
-    except BaseException:
+    except BaseException:  # whatever stopped the write (a full disk, a cancel): no temp file left, error goes on
         with contextlib.suppress(OSError):
             Path(tmp).unlink()
         raise
