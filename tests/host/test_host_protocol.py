@@ -95,3 +95,17 @@ def test_a_socket_path_past_the_af_unix_limit_is_reached_through_its_directory(t
         assert Path(address).parent.resolve() == deep.resolve()
     with socket_address(tmp_path / "s.sock") as address:
         assert address == str(tmp_path / "s.sock") or len(str(tmp_path)) >= SUN_PATH_MAX
+
+
+def test_a_finished_that_repeats_the_deltas_crosses_without_its_text_and_decodes_whole() -> None:
+    answer = "x" * 200_000
+    sent = encode_event(Finished(ok=True, status="success", text=answer), streamed=answer)
+    assert sent["text"] is None and sent["text_streamed"] is True
+    assert len(json.dumps(sent)) < 1_000
+    decoded = decode_event(json.loads(json.dumps(sent)), streamed=answer)
+    assert isinstance(decoded, Finished) and decoded.text == answer
+
+
+def test_a_finished_whose_text_differs_from_the_deltas_keeps_it() -> None:
+    sent = encode_event(Finished(ok=True, status="success", text="the upstream's own full text"), streamed="part")
+    assert sent["text"] == "the upstream's own full text" and "text_streamed" not in sent

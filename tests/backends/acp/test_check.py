@@ -30,3 +30,9 @@ def test_a_model_that_reads_as_a_flag_is_refused(tmp_path: Path) -> None:
 
 def test_a_well_formed_request_passes(tmp_path: Path) -> None:
     backend(tmp_path).check(RunSpec(tool="gemini-ask", prompt="p", cwd=tmp_path, conversation_id="abc-123"))
+
+
+def test_the_warm_cli_gets_a_v8_heap_limit_so_finished_sessions_are_collected(tmp_path: Path) -> None:
+    assert backend(tmp_path).env()["NODE_OPTIONS"] == "--max-old-space-size=512"
+    settings = Settings.from_env({"GEMINI_RELAY_PROJECT_ROOT": str(tmp_path), "GEMINI_RELAY_WARM_HEAP_MB": "2048"})
+    assert AcpBackend(settings, WarmPool()).env()["NODE_OPTIONS"] == "--max-old-space-size=2048"
