@@ -224,3 +224,13 @@ async def test_with_the_host_a_job_is_served_by_the_hosts_warm_cli_and_collected
         waited = json.loads(text_of(await client.call_tool("gemini-wait", {"jobId": job_id, "wait": BOUND})))
     assert waited["state"] == "done" and "You said: warm job" in waited["result"]
     assert acp_processes(relay.home)  # the warm CLI belongs to the host, not to the server that is gone
+
+
+async def test_two_servers_of_two_clients_share_the_hosts_one_warm_cli(relay: Relay) -> None:
+    async with relay.client(**WARM) as first, relay.client(**WARM) as second:
+        pids = await wait_for_warm_process(relay.home)
+        one = await first.call_tool("gemini-ask", {"prompt": "from the first client"})
+        two = await second.call_tool("gemini-ask", {"prompt": "from the second client"})
+        assert acp_processes(relay.home) == pids and len(pids) == 1  # one pool in the host serves both servers
+    assert "You said: from the first client" in text_of(one)
+    assert "You said: from the second client" in text_of(two)
