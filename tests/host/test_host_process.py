@@ -159,3 +159,14 @@ async def test_a_server_whose_kept_connection_the_idle_host_closed_starts_a_new_
         new = host_pids(hosted)
     assert echo_text("before idle") in text_of(first) and echo_text("after idle") in text_of(second)
     assert old and new and new != old
+
+
+async def test_a_starting_host_moves_a_big_log_aside(hosted: Relay) -> None:
+    log = hosted.home / ".local" / "state" / "gemini-relay" / "host" / "host.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_bytes(b"old line\n" * 600_000)  # past 5 MB
+    async with hosted.client() as client:
+        await client.call_tool("gemini-ping", {})
+        await client.call_tool("gemini-ask", {"prompt": "starts the host"})
+    assert log.with_name("host.log.1").stat().st_size == 9 * 600_000
+    assert b"old line" not in log.read_bytes() and log.stat().st_size < 1_000_000

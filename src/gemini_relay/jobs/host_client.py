@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -51,6 +52,7 @@ from gemini_relay.supervise.liveness import is_alive
 
 START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry
 REQUEST_TIMEOUT = 30.0  # a create is a few store writes; past this the host is stuck
+LOG_KEEP_BYTES = 5 * 1024 * 1024
 IDLE_CONNECTIONS = 8  # kept connections of each kind: enough for a burst of concurrent calls
 CANCEL_TIMEOUT_MARGIN = 10.0
 
@@ -167,6 +169,7 @@ class HostClient:
         directory = host_dir(self.settings.state_dir)
         try:
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _rotate(log_path(self.settings.state_dir))
             log = log_path(self.settings.state_dir).open("ab")
         except OSError as exc:  # a full or read-only state dir: say so, not "internal error"
             raise StoreUnwritable(self.settings.state_dir, exc) from exc
@@ -444,6 +447,13 @@ class HostedJobManager(JobManager):
         status = await poll_until(lambda: derive_status(self.store, record.run_id), lambda s: s.state.terminal)
         await reap_orphan_cli(status)
         return self._finish(record, status)
+
+
+def _rotate(log: Path) -> None:
+    """Each host appends to host.log; past LOG_KEEP_BYTES it becomes host.log.1 (one generation kept)."""
+    with contextlib.suppress(OSError):
+        if log.stat().st_size > LOG_KEEP_BYTES:
+            log.replace(log.with_name(log.name + ".1"))
 
 
 def _hello() -> dict[str, Any]:
