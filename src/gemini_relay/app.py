@@ -34,7 +34,8 @@ def build_deps(
         spawner = DetachedSpawner(store, settings.env)
         if settings.host:
             # Durable runs go to the relay host, which caps, queues and paces them for every server of this user.
-            from gemini_relay.jobs.host_client import HostClient, HostedJobManager, HostRunner
+            from gemini_relay.jobs.host_client import HostClient
+            from gemini_relay.jobs.host_runner import HostedJobManager, HostRunner
 
             client = HostClient(settings)
             hosted = HostedJobManager(store, spawner, kill_grace=settings.kill_grace, client=client)

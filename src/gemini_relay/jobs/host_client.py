@@ -1,5 +1,5 @@
-"""The server's side of the relay host: reach it (starting it, or replacing one of another version), and HostRunner,
-the Runner that forwards a run to the host and folds the events it streams back into the server's record.
+"""The server's side of the relay host: reach it (starting it, or replacing one of another version) and talk to it on
+kept connections. HostRunner (host_runner.py) runs jobs through it.
 
 A server that dies loses nothing (the run goes on in the host and stays collectable); an MCP cancel from a live server
 cancels the run; a host that dies leaves its jobs `interrupted` (it is their recorded supervisor), and the next call
@@ -24,37 +24,25 @@ import anyio.lowlevel
 from anyio.abc import SocketStream
 
 from gemini_relay import __version__
-from gemini_relay.backends.base import Backend
 from gemini_relay.config import Settings
-from gemini_relay.core.result import RunResult
-from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.host_protocol import (
     MAX_LINE,
     PROTOCOL,
     Channel,
-    decode_error,
-    decode_event,
-    encode_spec,
     host_dir,
     log_path,
     socket_address,
     socket_path,
 )
-from gemini_relay.jobs.manager import POLL_INTERVAL, JobManager, poll_until, reap_orphan_cli
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.spawner import Spawner
-from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import JobStore, StoreUnwritable
+from gemini_relay.jobs.manager import POLL_INTERVAL
+from gemini_relay.jobs.store import StoreUnwritable
 from gemini_relay.log import logger
-from gemini_relay.supervise.liveness import is_alive
 
 START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry
 REQUEST_TIMEOUT = 30.0  # a create is a few store writes; past this the host is stuck
 LOG_KEEP_BYTES = 5 * 1024 * 1024
 IDLE_CONNECTIONS = 8  # kept connections of each kind: enough for a burst of concurrent calls
-CANCEL_TIMEOUT_MARGIN = 10.0
 
 
 class HostMismatch(Exception):
@@ -250,7 +238,7 @@ class HostClient:
             try:
                 await channel.send(message)
                 reply = await channel.receive()
-            except _LOST:
+            except LOST:
                 await channel.aclose()
                 if reused:
                     continue
@@ -280,173 +268,8 @@ class HostClient:
             await channel.aclose()
 
 
-class HostRunner:
-    """The Runner for backends run in the host: create there (synchronously, so the job id is known at once), then
-    attach to the run and fold its events into this server's record."""
-
-    def __init__(self, client: HostClient, jobs: HostedJobManager) -> None:
-        self._client = client
-        self._jobs = jobs
-        self._env = dict(client.settings.env)
-        self.deadline_margin = client.settings.kill_grace + 15.0  # the host enforces the deadline itself
-        self.detaching = False
-
-    def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
-        return self._created(record, self._client.request(self._create_request(record, options)))
-
-    async def acreate(self, record: RunRecord, options: JobOptions) -> RunRecord:
-        """`create` on a kept channel, awaited (engine.register calls this one)."""
-        with anyio.fail_after(REQUEST_TIMEOUT):
-            reply = await self._client.arequest(self._create_request(record, options))
-        return self._created(record, reply)
-
-    def _create_request(self, record: RunRecord, options: JobOptions) -> dict[str, Any]:
-        return {
-            "op": "create",
-            "run_id": record.run_id,
-            "spec": encode_spec(record.spec),
-            "backend": record.backend.value,
-            "options": {"priority": options.priority, "idempotency_key": options.idempotency_key},
-            "env": self._env,
-        }
-
-    @staticmethod
-    def _created(record: RunRecord, reply: dict[str, Any]) -> RunRecord:
-        if "error" in reply:
-            raise decode_error(reply["error"])
-        record.run_id = str(reply["job_id"])
-        record.reused_job = bool(reply.get("reused"))
-        return record
-
-    def detach(self) -> None:
-        """The server is going away: its runs go on in the host."""
-        self.detaching = True
-
-    def abandon(self, record: RunRecord) -> None:
-        """Cancelled before this server attached: the host ends the job (it may have started it already)."""
-        if self.detaching:
-            return
-        with contextlib.suppress(OSError, ValueError, BackendUnavailable, HostMismatch):
-            self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
-
-    async def run(self, record: RunRecord, backend: Backend) -> RunResult:
-        try:
-            channel, message = await self._attach(record)
-        except OSError:
-            return await self._jobs.follow_store(record)
-        clean = False  # the run's stream ended as the protocol says: the channel can carry the next run
-        try:
-            while True:
-                if "event" in message:
-                    event = message["event"]
-                    record.apply(decode_event(event, record.streamed_text if event.get("text_streamed") else None))
-                elif "state" in message:  # queued behind the host's cap, then admitted: the keepalives say which
-                    record.state = RunState(message["state"])
-                elif "result" in message:
-                    clean = True
-                    data = message["result"]
-                    if message.get("text_from_transcript"):
-                        data["text"] = record.text
-                    return RunResult.from_json(data).raise_for_failure()
-                elif "error" in message:
-                    clean = True
-                    raise decode_error(message["error"])
-                else:  # {"follow": true}: another supervisor runs it
-                    clean = True
-                    return await self._jobs.follow_store(record)
-                message = await channel.receive()
-        except _LOST:
-            logger.info("The relay host went away during job %s; reading the job store", record.run_id)
-            return await self._jobs.follow_store(record)
-        except anyio.get_cancelled_exc_class():
-            if not self.detaching:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(self._client.settings.kill_grace + 10):
-                    await self._jobs.cancel(record.run_id)
-            raise
-        finally:
-            if clean:
-                await self._client.checkin(channel)
-            else:
-                with anyio.CancelScope(shield=True):
-                    await channel.aclose()
-
-    async def _attach(self, record: RunRecord) -> tuple[Channel, dict[str, Any]]:
-        """The `run` request sent and its first reply read, on a kept channel if one is still open.
-
-        Raises:
-            OSError: no host answered (the store tells the outcome).
-        """
-        request = {"op": "run", "job_id": record.run_id, "env": self._env}
-        while True:
-            channel, reused = await self._client.checkout()
-            try:
-                await channel.send(request)
-                return channel, await channel.receive()
-            except _LOST as exc:
-                with anyio.CancelScope(shield=True):
-                    await channel.aclose()
-                if not reused:
-                    raise OSError(f"the relay host hung up: {exc!r}") from exc
-            except BaseException:  # cancelled mid-request: the channel is mid-message, never reusable
-                with anyio.CancelScope(shield=True):
-                    await channel.aclose()
-                raise
-
-
-_LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError,
+LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError,
          ValueError)  # fmt: skip
-
-
-class HostedJobManager(JobManager):
-    """The management API over the shared store, for a server whose runs are in the host: cancel goes to the host
-    (never a signal to it), and a queued job of a dead host is adopted by asking the (new) host to run it."""
-
-    def __init__(self, store: JobStore, spawner: Spawner, *, kill_grace: float, client: HostClient) -> None:
-        super().__init__(store, spawner, kill_grace=kill_grace)
-        self.client = client
-
-    def adopt(self, job_id: str) -> RunRecord | None:
-        if job_id in self._adopted:
-            return None
-        meta = self.store.meta(job_id)
-        self._adopted.add(job_id)
-        return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
-
-    async def cancel(self, job_id: str) -> JobStatus:
-        """The host cancels its own runs. A job it does not know (a draining host's, or a run-job supervisor's of a
-        server with GEMINI_RELAY_HOST=off) gets the cancel file both watch, then JobManager's signals if ignored."""
-        self.store.request_cancel(job_id)
-        try:
-            reply = await self._client_cancel(job_id)
-        except (OSError, ValueError, BackendUnavailable):
-            reply = {"found": False}
-        if not reply.get("found"):
-            supervisor = self.store.supervisor(job_id)
-            if supervisor is None or not is_alive(supervisor):
-                return await super().cancel(job_id)
-            status = await poll_until(lambda: derive_status(self.store, job_id), lambda s: s.state.terminal,
-                                      timeout=self._kill_grace + CANCEL_TIMEOUT_MARGIN)  # fmt: skip
-            if not status.state.terminal:
-                return await super().cancel(job_id)
-        status = derive_status(self.store, job_id)
-        await reap_orphan_cli(status)
-        return status
-
-    async def prewarm(self) -> None:
-        """Have the host boot this server's warm processes now (starting the host if needed), so the first call is
-        warm too. Blocking socket work, so in a worker thread."""
-        settings = self.client.settings
-        message = {"op": "prewarm", "env": dict(settings.env), "cwd": str(settings.project_root)}
-        await anyio.to_thread.run_sync(lambda: self.client.request(message))
-
-    async def _client_cancel(self, job_id: str) -> dict[str, Any]:
-        return await self.client.call({"op": "cancel", "job_id": job_id})
-
-    async def follow_store(self, record: RunRecord) -> RunResult:
-        """The host is gone (or another supervisor runs the job): its outcome as the store tells it."""
-        status = await poll_until(lambda: derive_status(self.store, record.run_id), lambda s: s.state.terminal)
-        await reap_orphan_cli(status)
-        return self._finish(record, status)
 
 
 def _rotate(log: Path) -> None:
@@ -474,4 +297,4 @@ def _read(stream: Any) -> dict[str, Any]:
     return data  # pyright: ignore[reportUnknownVariableType]
 
 
-__all__ = ["POLL_INTERVAL", "HostClient", "HostMismatch", "HostRunner", "HostedJobManager"]
+__all__ = ["LOST", "POLL_INTERVAL", "HostClient", "HostMismatch"]
