@@ -35,7 +35,6 @@ from gemini_relay.jobs.host_protocol import (
     socket_address,
     socket_path,
 )
-from gemini_relay.jobs.manager import POLL_INTERVAL
 from gemini_relay.jobs.store import StoreUnwritable
 from gemini_relay.log import logger
 
@@ -297,4 +296,4 @@ def _read(stream: Any) -> dict[str, Any]:
     return data  # pyright: ignore[reportUnknownVariableType]
 
 
-__all__ = ["LOST", "POLL_INTERVAL", "HostClient", "HostMismatch"]
+__all__ = ["LOST", "HostClient", "HostMismatch"]

@@ -18,8 +18,8 @@ import anyio
 from gemini_relay.backends.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.acp.errors import prompt_failure
 from gemini_relay.backends.acp.permissions import acp_mode, decide, describe_call
-from gemini_relay.backends.acp.pool import Lease, WarmPool
-from gemini_relay.backends.acp.sessions import Launch, configure
+from gemini_relay.backends.acp.pool import WarmPool
+from gemini_relay.backends.acp.sessions import Launch, Lease, configure
 from gemini_relay.backends.acp.updates import UpdateTranslator
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.env import child_env

@@ -16,7 +16,6 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
@@ -35,12 +34,20 @@ from gemini_relay.backends.acp.connection import (
 from gemini_relay.backends.acp.errors import session_failure
 from gemini_relay.backends.acp.session_files import protect_for_load, remove_history_less, remove_load_leftovers
 from gemini_relay.backends.acp.sessions import (
+    SPARE_KEYS,
     Launch,
+    Lease,
     SessionState,
+    Settings,
+    SpareKey,
+    WarmProcess,
     cli_home,
+    close_when_idle,
     configure,
     group_rss,
+    session_count,
     session_state,
+    take_spare,
 )
 from gemini_relay.config import DEFAULT_WARM_IDLE, DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS
 from gemini_relay.errors import RunFailed
@@ -57,48 +64,6 @@ RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; no
 REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
 HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
 SPARE_SETTLE = 1.0  # at close, how long a session/new in flight may take to answer (it takes ~30-70 ms)
-_Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
-_SpareKey = tuple[Path, str, str | None]  # (cwd, mode, model): a spare is made ready for exactly these
-
-
-@dataclass(eq=False)
-class _Warm:
-    launch: Launch
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    connection: AcpConnection | None = None
-    error: BaseException | None = None
-    sessions: dict[str, SessionState] = field(default_factory=dict[str, SessionState])
-    spares: dict[_SpareKey, list[SessionState]] = field(default_factory=dict[_SpareKey, list[SessionState]])
-    spare_target: dict[_SpareKey, int] = field(default_factory=dict[_SpareKey, int])  # grows with demand
-    spare_making: dict[_SpareKey, int] = field(default_factory=dict[_SpareKey, int])  # spares being made
-    spare_done: anyio.Event = field(default_factory=anyio.Event)  # set (and replaced) as each spare is made
-    new_lock: anyio.Lock = field(default_factory=anyio.Lock)  # concurrent session/new contend inside the CLI
-    active: int = 0
-    prompts: int = 0
-    draining: bool = False
-    last_used: float = field(default_factory=time.monotonic)
-    started_at: float = field(default_factory=time.time)  # wall clock: compared with session files' start times
-    created: set[str] = field(default_factory=set[str])  # every session/new id: their unused files are swept
-    rss_checked: float = field(default_factory=time.monotonic)
-
-    @property
-    def usable(self) -> bool:
-        return not self.draining and (self.connection is None or self.connection.alive) and self.error is None
-
-
-@dataclass
-class Lease:
-    """A conversation's session for the length of one prompt; the conversation's lock is held meanwhile."""
-
-    connection: AcpConnection
-    session: SessionState
-    created: bool  # session/new (a fresh conversation) rather than a live or loaded one
-    _warm: _Warm
-
-    def discard(self) -> None:
-        """The process misbehaved (a turn that would not settle): stop it once this lease ends."""
-        self._warm.draining = True
-        self.connection.close_soon()
 
 
 class WarmPool:
@@ -122,7 +87,7 @@ class WarmPool:
         self.max_spares = max_spares
         self._grace = grace
         self._handshake_timeout = handshake_timeout
-        self._warm: list[_Warm] = []
+        self._warm: list[WarmProcess] = []
         self._failed: dict[object, tuple[float, AcpHandshakeError]] = {}
         self._changed = anyio.Event()
         self._tg: TaskGroup | None = None
@@ -208,7 +173,7 @@ class WarmPool:
             self._after_prompt(warm)
 
     async def _session(
-        self, warm: _Warm, connection: AcpConnection, conversation_id: str | None, cwd: Path, settings: _Settings
+        self, warm: WarmProcess, connection: AcpConnection, conversation_id: str | None, cwd: Path, settings: Settings
     ) -> tuple[SessionState, bool]:
         if conversation_id is not None and conversation_id in warm.sessions:
             return warm.sessions[conversation_id], False
@@ -227,23 +192,23 @@ class WarmPool:
         warm.sessions[state.session_id] = state
         return state, conversation_id is None
 
-    async def _fresh(self, warm: _Warm, connection: AcpConnection, key: _SpareKey) -> SessionState:
+    async def _fresh(self, warm: WarmProcess, connection: AcpConnection, key: SpareKey) -> SessionState:
         """A session for a new conversation: a spare made in the background saves the ~30-70 ms session/new on the
         caller's clock. A caller that finds none raises the spare count for its key (up to max_spares), so a
         burst of fresh asks is served from spares the next time."""
-        state = _take_spare(warm, key)
+        state = take_spare(warm, key)
         if state is None and key in warm.spare_target:  # spares were kept for this key, and too few
             warm.spare_target[key] = min(self.max_spares, warm.spare_target[key] + 1)
             with anyio.move_on_after(REQUEST_TIMEOUT):
                 # A spare in flight is closer to done than a session/new started now (they queue on new_lock).
                 while state is None and warm.spare_making.get(key, 0) > 0:
                     await warm.spare_done.wait()
-                    state = _take_spare(warm, key)
+                    state = take_spare(warm, key)
         if state is None:
-            state = _take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
+            state = take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
         return state  # its replacement is made once the lease ends (lease)
 
-    async def _new_session(self, warm: _Warm, connection: AcpConnection, cwd: Path) -> SessionState:
+    async def _new_session(self, warm: WarmProcess, connection: AcpConnection, cwd: Path) -> SessionState:
         async with warm.new_lock:
             result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
         session_id = result.get("sessionId")
@@ -252,20 +217,20 @@ class WarmPool:
         warm.created.add(session_id)
         return session_state(session_id, cwd, result)
 
-    def _replenish(self, warm: _Warm, key: _SpareKey) -> None:
+    def _replenish(self, warm: WarmProcess, key: SpareKey) -> None:
         """Keep `spare_target` sessions ready (or being made) for `key`, made in the background."""
         if self._tg is None or warm.draining:
             return
         target = warm.spare_target.pop(key, 1)
         warm.spare_target[key] = target  # most recent last
-        while len(warm.spare_target) > _SPARE_KEYS:
+        while len(warm.spare_target) > SPARE_KEYS:
             # Only the few most recent keys are refilled: each spare costs the CLI memory it never gives back.
             del warm.spare_target[next(iter(warm.spare_target))]
         while len(warm.spares.get(key, [])) + warm.spare_making.get(key, 0) < target:
             warm.spare_making[key] = warm.spare_making.get(key, 0) + 1
             self._tg.start_soon(self._make_spare, warm, key)
 
-    async def _make_spare(self, warm: _Warm, key: _SpareKey) -> None:
+    async def _make_spare(self, warm: WarmProcess, key: SpareKey) -> None:
         """A session for a next fresh conversation in the key's cwd, already set to the key's mode and model."""
         state: SessionState | None = None
         try:
@@ -282,7 +247,7 @@ class WarmPool:
             done, warm.spare_done = warm.spare_done, anyio.Event()
             done.set()  # waiters take the spare, or make their own session when there is none
             if warm.draining:
-                _close_when_idle(warm)  # it waited for this spare's id (see _close_when_idle)
+                close_when_idle(warm)  # it waited for this spare's id (see close_when_idle)
         # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
@@ -307,13 +272,13 @@ class WarmPool:
 
     # -- processes --------------------------------------------------------------------------------------------
 
-    def _find(self, launch: Launch) -> _Warm | None:
+    def _find(self, launch: Launch) -> WarmProcess | None:
         for warm in self._warm:
             if warm.launch.key == launch.key and warm.usable:
                 return warm
         return None
 
-    async def _process_for(self, launch: Launch) -> _Warm:
+    async def _process_for(self, launch: Launch) -> WarmProcess:
         if self._closed or self._tg is None:
             raise AcpHandshakeError("the warm pool is closed")
         failed = self._failed.get(launch.key)
@@ -343,14 +308,14 @@ class WarmPool:
             self._retire(idle[0], "pool cap reached")
         return False
 
-    def _start(self, launch: Launch) -> _Warm:
+    def _start(self, launch: Launch) -> WarmProcess:
         assert self._tg is not None
-        warm = _Warm(launch)
+        warm = WarmProcess(launch)
         self._warm.append(warm)
         self._tg.start_soon(self._serve, warm)
         return warm
 
-    async def _serve(self, warm: _Warm) -> None:
+    async def _serve(self, warm: WarmProcess) -> None:
         launch = warm.launch
         try:
             async with open_connection(
@@ -380,20 +345,20 @@ class WarmPool:
                     remove_history_less, cli_home(launch.env), warm.created, launch.cwd, warm.started_at
                 )
 
-    def _retire(self, warm: _Warm, why: str) -> None:
+    def _retire(self, warm: WarmProcess, why: str) -> None:
         if warm.draining:
             return
         logger.info("Retiring warm gemini --acp: %s", why)
         warm.draining = True
-        _close_when_idle(warm)
+        close_when_idle(warm)
         self._notify()
 
-    def _after_prompt(self, warm: _Warm) -> None:
+    def _after_prompt(self, warm: WarmProcess) -> None:
         if warm.draining:
-            _close_when_idle(warm)
+            close_when_idle(warm)
         elif warm.prompts >= self.max_prompts:
             self._recycle(warm, f"served {warm.prompts} prompts")
-        elif _session_count(warm) >= self.max_sessions:
+        elif session_count(warm) >= self.max_sessions:
             self._recycle(warm, f"holds {len(warm.sessions)} sessions")
         elif warm.connection is not None and time.monotonic() - warm.rss_checked >= RSS_CHECK_INTERVAL:
             warm.rss_checked = time.monotonic()
@@ -402,7 +367,7 @@ class WarmPool:
                 self._recycle(warm, f"RSS {rss // (1024 * 1024)} MB over the ceiling")
         self._notify()
 
-    def _recycle(self, warm: _Warm, why: str) -> None:
+    def _recycle(self, warm: WarmProcess, why: str) -> None:
         """Retire a process that grew too old or too big, and boot its successor now, off the next caller's clock."""
         self._retire(warm, why)
         self.prewarm(warm.launch)
@@ -433,29 +398,3 @@ class WarmPool:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
-
-
-_SPARE_KEYS = 3  # (cwd, mode, model) keys whose spares are refilled
-
-
-def _close_when_idle(warm: _Warm) -> None:
-    """Close a draining process once no prompt runs and no session/new is in flight: a session whose creation is
-    cut off leaves a recording whose id nobody learns, so nobody could sweep it."""
-    if warm.active == 0 and not sum(warm.spare_making.values()) and warm.connection is not None:
-        warm.connection.close_soon()
-
-
-def _session_count(warm: _Warm) -> int:
-    """Every session the process holds: conversations, spares, and spares being made."""
-    return len(warm.sessions) + sum(map(len, warm.spares.values())) + sum(warm.spare_making.values())
-
-
-def _take_spare(warm: _Warm, key: _SpareKey, *, any_settings: bool = False) -> SessionState | None:
-    """A ready spare for `key`; with any_settings, one for the same cwd in another mode or model (the run then
-    applies its own settings, one set_mode/set_model round trip cheaper than session/new)."""
-    keys = [key] if not any_settings else [k for k in warm.spares if k[0] == key[0]]
-    for candidate in keys:
-        states = warm.spares.get(candidate)
-        if states:
-            return states.pop(0)
-    return None

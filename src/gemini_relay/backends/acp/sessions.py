@@ -1,8 +1,9 @@
-"""What a warm process is keyed by and what it serves: its Launch, its sessions (one per conversation) and the
-mode and model last applied to each, plus the resident memory of its process group."""
+"""What a warm process is keyed by and what it serves: its Launch, its state in the pool (WarmProcess: sessions, spares
+and counters), a prompt's Lease, the mode and model last applied to each session, and its group's resident memory."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,3 +90,73 @@ def _current(result: dict[str, Any], group: str, key: str) -> str | None:
 
 def cli_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()
+
+
+Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
+SpareKey = tuple[Path, str, str | None]  # (cwd, mode, model): a spare is made ready for exactly these
+
+
+@dataclass(eq=False)
+class WarmProcess:
+    launch: Launch
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    connection: AcpConnection | None = None
+    error: BaseException | None = None
+    sessions: dict[str, SessionState] = field(default_factory=dict[str, SessionState])
+    spares: dict[SpareKey, list[SessionState]] = field(default_factory=dict[SpareKey, list[SessionState]])
+    spare_target: dict[SpareKey, int] = field(default_factory=dict[SpareKey, int])  # grows with demand
+    spare_making: dict[SpareKey, int] = field(default_factory=dict[SpareKey, int])  # spares being made
+    spare_done: anyio.Event = field(default_factory=anyio.Event)  # set (and replaced) as each spare is made
+    new_lock: anyio.Lock = field(default_factory=anyio.Lock)  # concurrent session/new contend inside the CLI
+    active: int = 0
+    prompts: int = 0
+    draining: bool = False
+    last_used: float = field(default_factory=time.monotonic)
+    started_at: float = field(default_factory=time.time)  # wall clock: compared with session files' start times
+    created: set[str] = field(default_factory=set[str])  # every session/new id: their unused files are swept
+    rss_checked: float = field(default_factory=time.monotonic)
+
+    @property
+    def usable(self) -> bool:
+        return not self.draining and (self.connection is None or self.connection.alive) and self.error is None
+
+
+@dataclass
+class Lease:
+    """A conversation's session for the length of one prompt; the conversation's lock is held meanwhile."""
+
+    connection: AcpConnection
+    session: SessionState
+    created: bool  # session/new (a fresh conversation) rather than a live or loaded one
+    _warm: WarmProcess
+
+    def discard(self) -> None:
+        """The process misbehaved (a turn that would not settle): stop it once this lease ends."""
+        self._warm.draining = True
+        self.connection.close_soon()
+
+
+SPARE_KEYS = 3  # (cwd, mode, model) keys whose spares are refilled
+
+
+def close_when_idle(warm: WarmProcess) -> None:
+    """Close a draining process once no prompt runs and no session/new is in flight: a session whose creation is
+    cut off leaves a recording whose id nobody learns, so nobody could sweep it."""
+    if warm.active == 0 and not sum(warm.spare_making.values()) and warm.connection is not None:
+        warm.connection.close_soon()
+
+
+def session_count(warm: WarmProcess) -> int:
+    """Every session the process holds: conversations, spares, and spares being made."""
+    return len(warm.sessions) + sum(map(len, warm.spares.values())) + sum(warm.spare_making.values())
+
+
+def take_spare(warm: WarmProcess, key: SpareKey, *, any_settings: bool = False) -> SessionState | None:
+    """A ready spare for `key`; with any_settings, one for the same cwd in another mode or model (the run then
+    applies its own settings, one set_mode/set_model round trip cheaper than session/new)."""
+    keys = [key] if not any_settings else [k for k in warm.spares if k[0] == key[0]]
+    for candidate in keys:
+        states = warm.spares.get(candidate)
+        if states:
+            return states.pop(0)
+    return None
