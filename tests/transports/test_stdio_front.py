@@ -5,6 +5,7 @@ replaced, and another setup is never answered from it."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,27 @@ def test_a_first_request_the_front_does_not_know_goes_to_the_sdk_in_order(relay:
     assert replies[2]["id"] == 1 and replies[2]["result"]["tools"]
     broken, _ = converse(relay, [{"jsonrpc": "2.0", "id": 7, "method": "initialize"}])  # no params: the SDK says
     assert broken[0]["id"] == 7 and "error" in broken[0]
+
+
+def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:
+    converse(relay, [INITIALIZE, INITIALIZED, LIST])  # recorded: the next start is answered by the front
+    for loaded in (False, True):  # before and after the SDK took over the wire
+        with subprocess.Popen(
+            [sys.executable, "-m", "gemini_relay"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=relay.env,
+            cwd=relay.project,
+        ) as proc:
+            assert proc.stdin is not None and proc.stdout is not None
+            sent = [INITIALIZE, INITIALIZED, PING] if loaded else [INITIALIZE]
+            for message in sent:
+                proc.stdin.write(json.dumps(message).encode() + b"\n")
+                proc.stdin.flush()
+                if "id" in message:
+                    proc.stdout.readline()
+            proc.send_signal(signal.SIGTERM)
+            # Loaded: the server's own handler exits 0, and no worker thread left waiting on stdin keeps it alive.
+            # Still loading: nothing has started yet, so SIGTERM's default (-15) is as clean.
+            assert proc.wait(15) in ((0,) if loaded else (0, -signal.SIGTERM))

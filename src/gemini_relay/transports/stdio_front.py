@@ -31,6 +31,7 @@ from gemini_relay.log import logger
 CACHE_NAME = "stdio-front.json"
 CACHE_KEYS = 8  # setups remembered (e.g. one per project)
 WATCHED_LINES = 16  # lines the SDK side inspects for the answers to record; past these it only forwards
+READ_WAIT = 0.25  # seconds a worker waits for the next stdin line before it looks again
 VERIFY_ID = "gemini-relay-front-verify"  # the SDK's own tools/list, compared with what the front answered
 _KEYED_PREFIXES = ("GEMINI_", "GOOGLE_", "AGY_", "XDG_")
 _EOF = b""
@@ -271,7 +272,12 @@ class StdioFront:
             try:
                 line = self._lines.get_nowait()
             except queue.Empty:
-                line = await anyio.to_thread.run_sync(self._lines.get, abandon_on_cancel=True)
+                try:
+                    # Bounded: a worker abandoned at shutdown (SIGTERM cancels the reader) must end by itself, or
+                    # the interpreter would wait for it at exit forever.
+                    line = await anyio.to_thread.run_sync(self._lines.get, True, READ_WAIT, abandon_on_cancel=True)
+                except queue.Empty:
+                    continue
             if line is not _READY:
                 return line
 
