@@ -122,4 +122,5 @@ def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:
             proc.send_signal(signal.SIGTERM)
             # Loaded: the server's own handler exits 0, and no worker thread left waiting on stdin keeps it alive.
             # Still loading: nothing has started yet, so SIGTERM's default (-15) is as clean.
-            assert proc.wait(15) in ((0,) if loaded else (0, -signal.SIGTERM))
+            allowed: tuple[int, ...] = (0,) if loaded else (0, -int(signal.SIGTERM))
+            assert proc.wait(15) in allowed
