@@ -113,7 +113,7 @@ def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:
             cwd=relay.project,
         ) as proc:
             assert proc.stdin is not None and proc.stdout is not None
-            sent = [INITIALIZE, INITIALIZED, PING] if loaded else [INITIALIZE]
+            sent: list[dict[str, Any]] = [INITIALIZE, INITIALIZED, PING] if loaded else [INITIALIZE]
             for message in sent:
                 proc.stdin.write(json.dumps(message).encode() + b"\n")
                 proc.stdin.flush()
