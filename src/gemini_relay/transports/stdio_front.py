@@ -31,6 +31,7 @@ from gemini_relay.log import logger
 CACHE_NAME = "stdio-front.json"
 CACHE_KEYS = 8  # setups remembered (e.g. one per project)
 WATCHED_LINES = 16  # lines the SDK side inspects for the answers to record; past these it only forwards
+INSPECT_MAX = 64 * 1024  # bytes: a request line longer than this is only forwarded
 READ_WAIT = 0.25  # seconds a worker waits for the next stdin line before it looks again
 VERIFY_ID = "gemini-relay-front-verify"  # the SDK's own tools/list, compared with what the front answered
 _KEYED_PREFIXES = ("GEMINI_", "GOOGLE_", "AGY_", "XDG_")
@@ -121,7 +122,6 @@ class StdioFront:
         _divert(1, os.dup(2))
         self._lines: queue.Queue[bytes] = queue.Queue()
         self.pending: list[bytes] = []  # lines for the SDK, in order, read while the front served
-        self._ready = threading.Event()
         self._open = True  # still answering: nothing but initialize and tools/list has been asked
         self._answered_init: Any = None  # the initialize id the front answered (the SDK's answer is dropped)
         self._drop: set[Any] = set()
@@ -143,29 +143,14 @@ class StdioFront:
                 self._report()
                 return
             if not self._open or not self._answer(line):
-                self.pending.append(line)
-            if line == _EOF:
-                self._ready.wait()
-                self._drain_ready_marker()
-                self._report()
-                return
+                self.pending.append(line)  # stdin's EOF too: the SDK sees it after what came before
 
     def _report(self) -> None:
         if self.answered:
             logger.info("Answered %s from the recorded answers while the SDK loaded", " and ".join(self.answered))
 
     def ready(self) -> None:
-        self._ready.set()
         self._lines.put(_READY)
-
-    def _drain_ready_marker(self) -> None:
-        try:
-            while True:
-                line = self._lines.get_nowait()
-                if line is not _READY:
-                    self.pending.append(line)
-        except queue.Empty:
-            pass
 
     def _answer(self, line: bytes) -> bool:
         """True when the front answered `line` (it may still be forwarded, see pending); False: the SDK's."""
@@ -238,7 +223,7 @@ class StdioFront:
         """Record the answers watched for; False for an answer the front already gave (not sent twice)."""
         if not self._watch:
             return True
-        message = _parse(text.encode("utf-8"))
+        message = _parse(text.encode("utf-8"), limit=None)
         request_id = message.get("id") if message is not None else None
         if message is None or request_id not in self._watch:
             return True
@@ -328,7 +313,11 @@ class FrontStdout:
 _READY = b"\0ready"  # a marker object in the line queue (compared by identity)
 
 
-def _parse(line: bytes) -> dict[str, Any] | None:
+def _parse(line: bytes, limit: int | None = INSPECT_MAX) -> dict[str, Any] | None:
+    """A request line longer than `limit` is never an initialize or a tools/list: not parsed twice. (Answers, which
+    may be long, are parsed with no limit.)"""
+    if limit is not None and len(line) > limit:
+        return None
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):  # a deeply nested line is the SDK's to refuse, never a crash here
