@@ -156,6 +156,9 @@ def relay(tmp_path: Path) -> Iterator[Relay]:
             "GEMINI_MCP_BACKEND": "gemini",
             "GEMINI_DEFAULT_MODEL": TEST_MODEL,
             "GEMINI_RELAY_KILL_GRACE": "2",
+            # Warm is the product's default; this world checks the cold CLI contract, and tests of the warm path
+            # (test_server_warm, the parity matrix) turn it on. A warm CLI in every world would cost ~250 MB each.
+            "GEMINI_RELAY_WARM": "off",
         }
         world = Relay(tmp_path, project, Path(cli_env["GEMINI_CLI_HOME"]), api, env, tmp_path / "server-stderr.log")
         yield world

@@ -36,6 +36,7 @@ def test_defaults_with_an_empty_environment(tmp_path: Path) -> None:
     assert s.project_root == tmp_path.resolve()
     assert s.test_tools is False
     assert s.env == {}
+    assert s.warm is True and s.host is True  # warm runs in the relay host: the fast path is the default path
 
 
 def test_the_documented_default_constants() -> None:

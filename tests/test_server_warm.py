@@ -234,3 +234,25 @@ async def test_two_servers_of_two_clients_share_the_hosts_one_warm_cli(relay: Re
         assert acp_processes(relay.home) == pids and len(pids) == 1  # one pool in the host serves both servers
     assert "You said: from the first client" in text_of(one)
     assert "You said: from the second client" in text_of(two)
+
+
+async def test_servers_whose_environments_differ_only_in_unrelated_variables_share_one_warm_cli(relay: Relay) -> None:
+    async with (
+        relay.client(**WARM, WINDOWID="41943047", OLDPWD="/tmp") as first,
+        relay.client(**WARM, WINDOWID="52428807", OLDPWD="/var", SHLVL="3") as second,
+    ):
+        pids = await wait_for_warm_process(relay.home)
+        one = await first.call_tool("gemini-ask", {"prompt": "first window"})
+        two = await second.call_tool("gemini-ask", {"prompt": "second window"})
+        assert acp_processes(relay.home) == pids and len(pids) == 1  # one ~250 MB CLI, not one per terminal
+    assert "You said: first window" in text_of(one) and "You said: second window" in text_of(two)
+
+
+async def test_with_no_relay_variable_set_the_server_prewarms_and_serves_asks_from_one_warm_cli(relay: Relay) -> None:
+    async with relay.client(GEMINI_RELAY_WARM=None) as client:  # the README's setup: warm is the default
+        pids = await wait_for_warm_process(relay.home)  # booted when the server started, before any call
+        first = await client.call_tool("gemini-ask", {"prompt": "first"})
+        later = await client.call_tool("gemini-ask", {"prompt": "later"})
+        assert acp_processes(relay.home) == pids and len(pids) == 1
+    assert "You said: first" in text_of(first) and "You said: later" in text_of(later)
+    assert len(relay.main_requests()) == 2  # one turn each, no cold CLI beside the warm one

@@ -80,9 +80,9 @@ class Settings:
     jitter_seconds: float = DEFAULT_JITTER_MS / 1000
     queue_wait_seconds: float | None = DEFAULT_QUEUE_WAIT  # None: wait without limit
     warm_idle_seconds: float = DEFAULT_WARM_IDLE
-    # GEMINI_RELAY_WARM: serve runs from warm processes (Gemini CLI over ACP, agy stream-json). Off by default
-    # until the relay host owns them: a warm run lives in the server process, not in a durable supervisor.
-    warm: bool = False
+    # GEMINI_RELAY_WARM: serve runs from warm processes (Gemini CLI over ACP, agy stream-json), on by default: the
+    # relay host owns them, so a warm run is a durable job like a cold one, and a later ask skips the CLI's boot.
+    warm: bool = True
     warm_max_sessions: int = DEFAULT_WARM_MAX_SESSIONS
     warm_max_rss_mb: int = DEFAULT_WARM_MAX_RSS_MB
     warm_heap_mb: int = DEFAULT_WARM_HEAP_MB  # GEMINI_RELAY_WARM_HEAP_MB: the warm CLI's V8 old-space limit
@@ -96,7 +96,7 @@ class Settings:
         root = Path(root_raw).expanduser()
         if not root.is_dir():
             raise ConfigError(f"GEMINI_RELAY_PROJECT_ROOT={root_raw!r} is not a directory")
-        warm = _switch(env, "GEMINI_RELAY_WARM", default=False)
+        warm = _switch(env, "GEMINI_RELAY_WARM", default=True)
         host = _host(env)
         return cls(
             backend=_backend(env.get("GEMINI_MCP_BACKEND")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -17,10 +18,14 @@ import pytest
 
 from gemini_relay import __version__
 from gemini_relay.config import Settings
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import RunState
+from gemini_relay.jobs import host as host_module
 from gemini_relay.jobs.host import Host, peer_uid, take_host_lock
-from gemini_relay.jobs.host_protocol import PROTOCOL, socket_address, socket_path
+from gemini_relay.jobs.host_protocol import PROTOCOL, encode_spec, socket_address, socket_path
+from gemini_relay.jobs.status import derive_status
 from tests.fakes.fake_gemini_api import echo_text
-from tests.harness import Relay
+from tests.harness import TEST_MODEL, Relay
 from tests.host.conftest import host_pids, host_request, host_socket
 from tests.test_server_surface import text_of
 
@@ -47,6 +52,26 @@ async def host_in_process(settings: Settings, **kwargs: int) -> AsyncIterator[Ho
         host.drain()
 
 
+@asynccontextmanager
+async def old_host(hosted: Relay) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """A relay host of another version (0.0.0-old) serving the world's state dir, killed at the end if still up."""
+    code = (
+        "import sys, gemini_relay; gemini_relay.__version__ = '0.0.0-old'; "
+        "from gemini_relay.cli import main; sys.exit(main(['host']))"
+    )
+    old = subprocess.Popen([sys.executable, "-c", code], env=hosted.env, cwd=hosted.project,
+                           stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        with anyio.fail_after(20):
+            while not host_socket(hosted).exists():
+                await anyio.sleep(0.02)
+        yield old
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+
+
 def hello(path: Path) -> bytes:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(5)
@@ -56,7 +81,7 @@ def hello(path: Path) -> bytes:
             sock.sendall(json.dumps({"op": "hello", "protocol": PROTOCOL, "version": __version__}).encode() + b"\n")
             with sock.makefile("rb") as stream:
                 return stream.readline()
-        except ConnectionResetError:  # closed with our hello unread
+        except (ConnectionResetError, BrokenPipeError):  # closed with our hello unread (or before it was sent)
             return b""
 
 
@@ -94,24 +119,11 @@ async def test_an_idle_host_exits_and_removes_its_socket(tmp_path: Path) -> None
 
 
 async def test_a_host_of_another_version_is_drained_and_replaced(hosted: Relay) -> None:
-    old_code = (
-        "import sys, gemini_relay; gemini_relay.__version__ = '0.0.0-old'; "
-        "from gemini_relay.cli import main; sys.exit(main(['host']))"
-    )
-    old = subprocess.Popen([sys.executable, "-c", old_code], env=hosted.env, cwd=hosted.project,
-                           stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    try:
-        with anyio.fail_after(20):
-            while not host_socket(hosted).exists():
-                await anyio.sleep(0.02)
+    async with old_host(hosted) as old:
         assert host_request(hosted, {"op": "status"}, version="0.0.0-old")[1]["version"] == "0.0.0-old"
         async with hosted.client() as client:
             result = await client.call_tool("gemini-ask", {"prompt": "new host"})
         assert await anyio.to_thread.run_sync(old.wait, 20) == 0
-    finally:
-        if old.poll() is None:
-            old.kill()
-            old.wait()
     assert not result.is_error and echo_text("new host") in text_of(result)
     status = host_request(hosted, {"op": "status"})[1]
     assert status["version"] == __version__ and status["pid"] != old.pid
@@ -170,3 +182,63 @@ async def test_a_starting_host_moves_a_big_log_aside(hosted: Relay) -> None:
         await client.call_tool("gemini-ask", {"prompt": "starts the host"})
     assert log.with_name("host.log.1").stat().st_size == 9 * 600_000
     assert b"old line" not in log.read_bytes() and log.stat().st_size < 1_000_000
+
+
+async def test_a_draining_host_cancels_only_the_job_a_newer_server_cancels(hosted: Relay) -> None:
+    """An upgrade: the old host drains with two runs; a new server's gemini-cancel of one must not stop the other
+    (it used to SIGTERM the whole old host, which cancelled every run in it)."""
+    async with old_host(hosted) as old:
+        jobs = []
+        for name in ("a", "b"):
+            spec = RunSpec(tool="gemini-run", prompt=f"[[fake:stall]] {name}", cwd=hosted.project, model=TEST_MODEL)
+            create = {"op": "create", "run_id": f"drain-{name}", "spec": encode_spec(spec), "backend": "gemini",
+                      "options": {}, "env": hosted.env}  # fmt: skip
+            jobs.append(host_request(hosted, create, version="0.0.0-old")[1]["job_id"])
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 2, 20.0)
+        async with hosted.client() as client:
+            cancelled = await client.call_tool("gemini-cancel", {"jobId": jobs[0]})
+            other = json.loads(text_of(await client.call_tool("gemini-status", {"jobId": jobs[1]})))
+            second = await client.call_tool("gemini-cancel", {"jobId": jobs[1]})
+        assert await anyio.to_thread.run_sync(old.wait, 20) == 0  # it drained: its last run ended, it exits
+    assert text_of(cancelled).startswith(f"Cancelled job {jobs[0]} (cancelled"), text_of(cancelled)
+    assert other["state"] == "running", other
+    assert text_of(second).startswith(f"Cancelled job {jobs[1]} (cancelled"), text_of(second)
+
+
+async def test_a_warm_pool_with_a_running_prompt_is_not_closed_when_its_registry_is_evicted(
+    relay: Relay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More distinct server environments than the host keeps registries for: the oldest one is evicted, but its warm
+    CLI serves a prompt, which must run on (it used to be killed under the prompt) until it ends."""
+    monkeypatch.setattr(host_module, "REGISTRIES", 2)
+    env = {**relay.env, "GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_STATE_DIR": str(relay.base / "state")}
+    settings = Settings.from_env(env, cwd=relay.project)
+    async with host_in_process(settings) as host:
+        spec = RunSpec(tool="gemini-run", prompt="[[fake:stall]] evict", cwd=relay.project, model=TEST_MODEL)
+        create = {"op": "create", "run_id": "evict-1", "spec": encode_spec(spec), "backend": "gemini", "options": {},
+                  "env": env}  # fmt: skip
+        request = functools.partial(host_request_at, socket_path(settings.state_dir))
+        job = str((await anyio.to_thread.run_sync(request, create))["job_id"])
+        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 30.0)
+        for other in range(3):  # three more environments (cold: no CLI to boot) push the first one out
+            prewarm = {"op": "prewarm", "env": {**env, "GEMINI_RELAY_WARM": "off", "GEMINI_DEFAULT_MODEL": f"m{other}"},
+                       "cwd": str(relay.project)}  # fmt: skip
+            await anyio.to_thread.run_sync(request, prewarm)
+        await anyio.sleep(0.5)  # what would close the pool runs at once; give a wrongly closed CLI time to die
+        assert derive_status(host.store, job).state is RunState.RUNNING
+        await anyio.to_thread.run_sync(request, {"op": "cancel", "job_id": job})
+        final = derive_status(host.store, job)
+    assert final.state is RunState.CANCELLED, final
+
+
+def host_request_at(path: Path, message: dict[str, object]) -> dict[str, object]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        with socket_address(path) as address:
+            sock.connect(address)
+        with sock.makefile("rwb") as stream:
+            for line in ({"op": "hello", "protocol": PROTOCOL, "version": __version__}, message):
+                stream.write(json.dumps(line).encode() + b"\n")
+                stream.flush()
+                reply: dict[str, object] = json.loads(stream.readline())
+            return reply

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
@@ -48,9 +49,13 @@ async def test_cancel_by_job_id_stops_a_hosted_job_and_its_cli(hosted: Relay) ->
     async with hosted.client() as client:
         started = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
         await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 20.0)
+        with anyio.fail_after(20):  # the job has run a while: its cancel must say so, not how long the cancel took
+            while float((await call_json(client, "gemini-status", {"jobId": started["job_id"]}))["elapsed"][:-1]) < 1:
+                await anyio.sleep(0.05)
         cancelled = await client.call_tool("gemini-cancel", {"jobId": started["job_id"]})
         status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
         await wait_no_cli_processes(hosted.home)
-    assert text_of(cancelled).startswith(f"Cancelled job {started['job_id']} (cancelled"), text_of(cancelled)
+    said = re.match(rf"Cancelled job {started['job_id']} \(cancelled after ([0-9.]+)s\)", text_of(cancelled))
+    assert said is not None and float(said.group(1)) >= 1.0, text_of(cancelled)
     assert status["state"] == "cancelled"
     assert host_request(hosted, {"op": "status"})[1]["pid"] > 0  # the host was not signalled

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.fakes.fake_gemini_api import SLOW_CHUNKS, STALL_TEXT, echo_text
+from tests.fakes.fake_gemini_api import SLOW_CHUNKS, STALL_TEXT, FakeGeminiApi, echo_text
 from tests.harness import Relay, wait_no_cli_processes
 from tests.host.conftest import host_pids, host_request, server_pids, state_dir
 from tests.host.test_host_runs import call_json
@@ -118,3 +118,26 @@ async def test_a_call_queued_behind_another_servers_run_says_it_waits_in_the_que
         tg.start_soon(run, second, "second", on_progress)
     assert any("Waiting in the queue for a free gemini slot" in m for m in queued), queued
     assert any(echo_text("second") in r for r in results)
+
+
+async def test_a_job_queued_in_a_host_that_died_runs_at_once_in_the_next_host_with_its_own_environment(
+    hosted: Relay,
+) -> None:
+    """Job 2 waits behind job 1 (cap 1) when the host is killed; its server is gone. The next server, of another
+    project (another API endpoint and key), starts a new host: job 2 runs there promptly against its own endpoint,
+    never the new server's, and is not left `queued` for a maintenance pass."""
+    hosted.env["GEMINI_RELAY_MAX_CONCURRENT"] = "1"
+    async with hosted.client() as client:
+        first = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
+        second = await call_json(client, "gemini-run", {"prompt": "queued behind the first"})
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+    os.kill(host_request(hosted, {"op": "status"})[1]["pid"], signal.SIGKILL)  # job 1's CLI: the next host reaps it
+    with FakeGeminiApi() as other_api:
+        other = {"GOOGLE_GEMINI_BASE_URL": other_api.base_url, "GEMINI_API_KEY": "another-projects-key"}
+        async with hosted.client(**other) as client:
+            done = await call_json(client, "gemini-wait", {"jobId": second["job_id"], "wait": 30})
+            interrupted = await call_json(client, "gemini-status", {"jobId": first["job_id"]})
+        assert other_api.requests == []  # nothing of job 2 went to the other project's endpoint
+    assert done["state"] == "done" and echo_text("queued behind the first") in done["result"], done
+    assert interrupted["state"] == "failed" and interrupted["failure_reason"] == "interrupted"
+    assert any("queued behind the first" in str(r.body) for r in hosted.api.requests)

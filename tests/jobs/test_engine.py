@@ -547,6 +547,22 @@ def test_notes_are_kept_once_in_order() -> None:
     assert record.notices == ["b", "a"]
 
 
+def test_a_run_that_never_spawns_is_running_from_its_first_event_of_any_kind() -> None:
+    # A warm session and the API stream text without a Spawned: such a run was `starting` for its whole life.
+    for first in (TextDelta("Hel"), SessionStarted("s", "m"), StreamNotice("slow", "warning")):
+        record = new_record()
+        record.state = RunState.STARTING
+        record.apply(first)
+        assert record.state is RunState.RUNNING, first
+
+
+def test_an_event_after_the_end_does_not_revive_the_record() -> None:
+    record = new_record()
+    record.state = RunState.CANCELLED
+    record.apply(TextDelta("late"))
+    assert record.state is RunState.CANCELLED
+
+
 def test_records_get_distinct_short_ids_and_start_queued() -> None:
     one, two = new_record(), new_record()
     assert one.run_id != two.run_id

@@ -9,14 +9,16 @@ import stat
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.store import JobMeta, StoreUnwritable
+from gemini_relay.jobs.store import EXIT_DONE, JobMeta, JobResult, StoreUnwritable
 
 
 def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Path) -> None:
@@ -99,3 +101,18 @@ def test_a_job_being_built_is_not_listed(tmp_path: Path) -> None:
     (store.jobs / ".new-j2.1" / "meta.json").write_text("{}")
     store.create(_meta(tmp_path))
     assert store.job_ids() == ["j1"]
+
+
+def test_a_jobs_environment_is_kept_apart_from_its_meta_readable_by_the_owner_only_and_gone_once_it_ended(
+    tmp_path: Path,
+) -> None:
+    store = FileJobStore(tmp_path)
+    env = {"GEMINI_API_KEY": "secret-key", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9"}
+    store.create(replace(_meta(tmp_path), env=env))
+    job_dir = store.dir("j1")
+    assert "secret-key" not in (job_dir / "meta.json").read_text(encoding="utf-8")
+    assert stat.S_IMODE((job_dir / "env.json").stat().st_mode) == 0o600
+    assert store.meta("j1").env == env  # whoever adopts the job runs it with this
+    store.write_result("j1", JobResult(RunResult(state=RunState.DONE, text="ok"), 1.0, 2.0, exit_code=EXIT_DONE))
+    assert not (job_dir / "env.json").exists()
+    assert store.meta("j1").env is None

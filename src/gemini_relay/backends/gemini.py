@@ -56,6 +56,10 @@ class GeminiBackend(GeminiCliBackend):
         if pool is not None:
             await pool.aclose()
 
+    def keeps_warm_process(self) -> bool:
+        """Whether an owner would boot a warm CLI for this backend now (warm on and the binary found)."""
+        return self._settings.warm and self.locate() is not None
+
     def prewarm(self) -> None:
         """Boot one warm process in the background so the first call is warm too."""
         if self._acp is not None:

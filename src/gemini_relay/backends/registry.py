@@ -6,6 +6,7 @@ tool asks `provider(<capability protocol>)` for the active backend instead of br
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -118,18 +119,26 @@ class BackendRegistry:
                 await opener()
 
     def prewarm(self) -> None:
-        """Boot the warm process of every backend that keeps one, in the background."""
-        for backend in self.backends.values():
-            start: Callable[[], None] | None = getattr(backend, "prewarm", None)
-            if start is not None:
-                start()
+        """Boot the warm process of the active backend, when it keeps one, in the background (an agy user gets no
+        ~250 MB Gemini CLI nobody calls)."""
+        start: Callable[[], None] | None = getattr(self.backends[self.select().backend], "prewarm", None)
+        if start is not None:
+            start()
+
+    def keeps_warm_process(self) -> bool:
+        """The active backend boots a warm process ahead of the first call (the Gemini CLI over ACP, when found)."""
+        check: Callable[[], bool] | None = getattr(self.backends[self.select().backend], "keeps_warm_process", None)
+        return check is not None and check()
 
     async def aclose(self) -> None:
-        """Stop every warm child of every backend (each one's group: SIGTERM, grace, SIGKILL)."""
-        for backend in self.backends.values():
-            closer: Callable[[], Awaitable[None]] | None = getattr(backend, "aclose", None)
-            if closer is not None:
-                await closer()
+        """Stop every warm child of every backend (each one's group: SIGTERM, grace, SIGKILL), in the reverse order
+        of `open` (each pool holds a task group, and task groups close innermost first); one that fails does not
+        keep the others' children alive (an exit stack runs every closer, then raises)."""
+        async with contextlib.AsyncExitStack() as stack:
+            for backend in self.backends.values():
+                closer: Callable[[], Awaitable[None]] | None = getattr(backend, "aclose", None)
+                if closer is not None:
+                    stack.push_async_callback(closer)
 
     def validate_config(self) -> None:
         """Fail fast on settings that name a backend explicitly (an explicit AGY_CLI_PATH that is not there)."""

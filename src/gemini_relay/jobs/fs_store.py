@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ RESULT = "result.json"
 EXIT_CODE = "exit_code"
 CANCEL = "cancel"
 COLLECTED = "collected"
+ENV = "env.json"  # the environment a job runs with (API keys): 0600, removed once the job has its result
 FILES = "files.json"  # files a run made (e.g. gemini-image's saved copy), written by the server after the result
 
 
@@ -43,6 +45,13 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
     tmp.replace(path)
     if durable:
         fsync_dir(path.parent)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """A file only its owner may read, created so (never widened after the fact)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def fsync_dir(path: Path) -> None:
@@ -97,6 +106,8 @@ class FileJobStore:
         try:
             building.mkdir(mode=0o700)
             write_atomic(building / META, dumps(meta.to_json()))
+            if meta.env is not None:
+                _write_private(building / ENV, dumps(dict(meta.env)))
             try:
                 building.rename(path)  # fails on a non-empty target: a job of that id won the race
             except OSError as exc:
@@ -109,10 +120,12 @@ class FileJobStore:
             shutil.rmtree(building, ignore_errors=True)  # gone after the rename; only a failed build leaves it
 
     def meta(self, job_id: str) -> JobMeta:
-        data = _read_json(self._existing(job_id) / META)
+        path = self._existing(job_id)
+        data = _read_json(path / META)
         if data is None:
             raise JobNotFound(job_id)
-        return JobMeta.from_json(data)
+        env = _read_json(path / ENV)
+        return replace(JobMeta.from_json(data), env={str(k): str(v) for k, v in env.items()} if env else None)
 
     def job_ids(self) -> list[str]:
         # A hidden dir is a job still being built (create): not a job yet.
@@ -125,7 +138,8 @@ class FileJobStore:
         data = _read_json(self._existing(job_id) / SUPERVISOR)
         if data is None:
             return None
-        return ProcessInfo(pid=int(data["pid"]), start_ticks=data.get("start_ticks"), boot_id=data.get("boot_id"))
+        return ProcessInfo(pid=int(data["pid"]), start_ticks=data.get("start_ticks"), boot_id=data.get("boot_id"),
+                           shared=bool(data.get("shared")))  # fmt: skip
 
     def write_progress(self, job_id: str, progress: Progress) -> None:
         data = {**progress.__dict__, "state": progress.state.value}
@@ -159,6 +173,8 @@ class FileJobStore:
         path = self._existing(job_id)
         write_atomic(path / RESULT, dumps(result.to_json()))
         write_atomic(path / EXIT_CODE, f"{result.exit_code}\n".encode())
+        with contextlib.suppress(FileNotFoundError):
+            (path / ENV).unlink()  # nothing runs it any more: its secrets do not stay on disk
 
     def result(self, job_id: str) -> JobResult | None:
         path = self._existing(job_id)

@@ -27,6 +27,7 @@ import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 
 from gemini_relay import __version__
+from gemini_relay.backends.env import relevant_env
 from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName, RunState
@@ -44,12 +45,14 @@ from gemini_relay.jobs.host_protocol import (
     socket_path,
 )
 from gemini_relay.jobs.hosted import HostedRunner, LiveJob
+from gemini_relay.jobs.maintenance import orphaned_queued
 from gemini_relay.jobs.manager import reap_orphan_cli
 from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.status import derive_status
 from gemini_relay.jobs.store import JobNotFound
 from gemini_relay.log import logger
+from gemini_relay.supervise.liveness import is_alive
 
 STREAM_SETTLE = 5.0  # after the last run of a draining host: time for its results to reach their servers
 CANCEL_POLL = 0.25  # a `cancel` file written by any server (gemini-cancel) reaches the run this fast
@@ -95,6 +98,8 @@ class Host:
         self._keys: dict[str, str] = {}  # (env, cwd) digest -> registry key (env, project root)
         self._pools: TaskGroup | None = None  # owns the warm pools of the registries (GEMINI_RELAY_WARM)
         self._pool_closers: dict[int, anyio.Event] = {}
+        self._in_use: dict[int, int] = {}  # registry id -> its runs in flight
+        self._evicted: set[int] = set()  # registries dropped from the cache whose pools still serve a run
         self._lock_fd: int | None = lock_fd
         self._connections = 0
         self._requests = 0  # in flight: servers keep idle connections open between calls, which is not work
@@ -125,15 +130,18 @@ class Host:
         async with anyio.create_task_group() as pools, anyio.create_task_group() as connections:
             self._pools = pools
             self._connections_tg = connections
+            # Cancel files are watched until the host exits: a draining host's runs are still cancellable one by
+            # one (a newer server, which cannot reach this socket any more, writes the file).
+            connections.start_soon(self._watch_cancel)
             async with anyio.create_task_group() as jobs:
                 self._jobs = jobs
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._accept, listener)
                     tg.start_soon(self._watch_idle)
-                    tg.start_soon(self._watch_cancel)
                     if self._signals:
                         tg.start_soon(self._on_signals)
                     tg.start_soon(self._reap_orphans)
+                    tg.start_soon(self._adopt_orphans)
                     await self._stop.wait()
                     tg.cancel_scope.cancel()
                 self._close_listener()
@@ -255,7 +263,7 @@ class Host:
         if op == "create":
             await channel.send(self._create(request))
         elif op == "run":
-            await self._attach(channel, str(request["job_id"]), request.get("env") or {})
+            await self._attach(channel, str(request["job_id"]))
         elif op == "cancel":
             await channel.send(await self._cancel(str(request["job_id"])))
         elif op == "cancel_all":
@@ -281,6 +289,9 @@ class Host:
 
     def _registry(self, env: dict[str, str], cwd: Path) -> BackendRegistry:
         """The backends as the calling server would build them (its env: binary paths, auth, models)."""
+        # Only what the relay and its CLIs read tells two servers' backends apart: servers whose environments differ
+        # in WINDOWID or OLDPWD share one registry, and so one warm CLI.
+        env = relevant_env(env)
         # Settings are parsed once per (environment, cwd), not per call; registries are per project root.
         call_key = hashlib.sha256(json.dumps([sorted(env.items()), str(cwd)]).encode()).hexdigest()
         settings: Settings | None = None
@@ -300,12 +311,19 @@ class Host:
                 self._pools.start_soon(self._own_pools, registry, closer)
             while len(self._registries) > REGISTRIES:
                 _, evicted = self._registries.popitem(last=False)
-                evicted_closer = self._pool_closers.get(id(evicted))
-                if evicted_closer is not None:
-                    del self._pool_closers[id(evicted)]
-                    evicted_closer.set()
+                self._evicted.add(id(evicted))
+                self._close_if_unused(evicted)
         self._registries.move_to_end(key)
         return registry
+
+    def _close_if_unused(self, registry: BackendRegistry) -> None:
+        """An evicted registry's warm pools close once no run of it is in flight: never under a running prompt."""
+        if self._in_use.get(id(registry)) or id(registry) not in self._evicted:
+            return
+        self._evicted.discard(id(registry))
+        closer = self._pool_closers.pop(id(registry), None)
+        if closer is not None:
+            closer.set()
 
     async def _own_pools(self, registry: BackendRegistry, closed: anyio.Event) -> None:
         """A registry's warm pools live in this one task: opened here, prewarmed, and closed here (SIGTERM to each
@@ -315,8 +333,10 @@ class Host:
             registry.prewarm()
             await closed.wait()
         finally:
-            with anyio.CancelScope(shield=True):
-                await registry.aclose()
+            # Not inside a shield scope of our own: the pools' task groups were entered before it, and a task group
+            # cannot close inside a scope opened after it (RuntimeError at every host exit). Each pool stops its
+            # children shielded itself.
+            await registry.aclose()
 
     def _create(self, request: dict[str, Any]) -> dict[str, Any]:
         if self._draining:
@@ -324,9 +344,10 @@ class Host:
         try:
             spec = decode_spec(request["spec"])
             backend = BackendName(request["backend"])
-            registry = self._registry(dict(request.get("env") or {}), spec.cwd)
+            env = relevant_env(dict(request.get("env") or {}))
+            registry = self._registry(env, spec.cwd)
             options = JobOptions(**(request.get("options") or {}))
-            record = self.runner.create(RunRecord(spec=spec, backend=backend, run_id=request["run_id"]), options)
+            record = self.runner.create(RunRecord(spec=spec, backend=backend, run_id=request["run_id"]), options, env)
         except RelayError as exc:
             return {"error": encode_error(exc)}
         if not record.reused_job:
@@ -337,12 +358,22 @@ class Host:
         assert self._jobs is not None
         self.runner.backends[record.run_id] = registry.backends[record.backend]
         self.runner.live[record.run_id] = LiveJob(record)
-        self._jobs.start_soon(self.runner.execute, self.engine, record)
+        self._in_use[id(registry)] = self._in_use.get(id(registry), 0) + 1
+        self._jobs.start_soon(self._execute, record, registry)
 
-    async def _attach(self, channel: Channel, job_id: str, env: dict[str, str]) -> None:
+    async def _execute(self, record: RunRecord, registry: BackendRegistry) -> None:
+        try:
+            await self.runner.execute(self.engine, record)
+        finally:
+            self._in_use[id(registry)] -= 1
+            if not self._in_use[id(registry)]:
+                del self._in_use[id(registry)]
+            self._close_if_unused(registry)
+
+    async def _attach(self, channel: Channel, job_id: str) -> None:
         live = self.runner.live.get(job_id)
         if live is None:
-            live = self._adopt(job_id, env)
+            live = self._adopt(job_id)
         if live is None:
             stored = self.store.result(job_id)
             if stored is not None:
@@ -359,19 +390,33 @@ class Host:
                 self._streams_idle.set()
                 self._streams_idle = anyio.Event()
 
-    def _adopt(self, job_id: str, env: dict[str, str]) -> LiveJob | None:
-        """A queued job nobody runs (its host died before admitting it): run it here."""
+    def _adopt(self, job_id: str) -> LiveJob | None:
+        """A queued job nobody runs (its host died before admitting it): run it here, with the environment it was
+        created with (never the asking server's: another project's key and endpoint are not this job's)."""
         try:
-            if derive_status(self.store, job_id).state is not RunState.QUEUED or self._draining:
+            if self._draining or job_id in self.runner.live:
+                return self.runner.live.get(job_id)
+            if derive_status(self.store, job_id).state is not RunState.QUEUED:
                 return None
             meta = self.store.meta(job_id)
+            if meta.owner is not None and meta.owner.pid != os.getpid() and is_alive(meta.owner):
+                return None  # its own host (or supervisor's server) still has it queued
             record = RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
             self.runner.lock_for(job_id, meta.spec.conversation_id)
+            env = dict(meta.env) if meta.env is not None else relevant_env(dict(self.settings.env))
             self._start(record, self._registry(env, meta.spec.cwd))
         except (RelayError, RunFailed):
             return None
         logger.info("Adopted queued job %s", job_id)
         return self.runner.live.get(job_id)
+
+    async def _adopt_orphans(self) -> None:
+        """Queued jobs of a host that died: run at once by this one (their servers re-attach), not left queued
+        until some server's maintenance pass notices them."""
+        for job_id in await anyio.to_thread.run_sync(orphaned_queued, self.store):
+            if self._draining:
+                return
+            self._adopt(job_id)
 
     async def _cancel(self, job_id: str) -> dict[str, Any]:
         live = self.runner.live.get(job_id)

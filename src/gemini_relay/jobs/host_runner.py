@@ -26,6 +26,10 @@ from gemini_relay.supervise.liveness import is_alive
 CANCEL_TIMEOUT_MARGIN = 10.0
 
 
+class _HostLost(Exception):
+    """The host hung up (or was not there) before the run's result arrived."""
+
+
 class HostRunner:
     """The Runner for backends run in the host: create there (synchronously, so the job id is known at once), then
     attach to the run and fold its events into this server's record."""
@@ -76,10 +80,22 @@ class HostRunner:
             self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
 
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
+        for attempt in range(2):
+            try:
+                return await self._run_attached(record)
+            except _HostLost:
+                if attempt:
+                    break
+                # A job still queued in a host that died is run at once by the next one (started now if need
+                # be), with the environment it was created with; one that was running ends interrupted there.
+                logger.info("The relay host went away during job %s; attaching to a new one", record.run_id)
+        return await self._jobs.follow_store(record)
+
+    async def _run_attached(self, record: RunRecord) -> RunResult:
         try:
             channel, message = await self._attach(record)
-        except OSError:
-            return await self._jobs.follow_store(record)
+        except OSError as exc:
+            raise _HostLost from exc
         clean = False  # the run's stream ended as the protocol says: the channel can carry the next run
         try:
             while True:
@@ -101,9 +117,8 @@ class HostRunner:
                     clean = True
                     return await self._jobs.follow_store(record)
                 message = await channel.receive()
-        except LOST:
-            logger.info("The relay host went away during job %s; reading the job store", record.run_id)
-            return await self._jobs.follow_store(record)
+        except LOST as exc:
+            raise _HostLost from exc
         except anyio.get_cancelled_exc_class():
             if not self.detaching:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(self._client.settings.kill_grace + 10):
@@ -166,9 +181,12 @@ class HostedJobManager(JobManager):
             supervisor = self.store.supervisor(job_id)
             if supervisor is None or not is_alive(supervisor):
                 return await super().cancel(job_id)
+            # Another host (a draining one of an older version) or a run-job supervisor runs it: both watch the
+            # cancel file. A host is never signalled (its other runs would end too); a supervisor that ignores the
+            # file gets JobManager's signals.
             status = await poll_until(lambda: derive_status(self.store, job_id), lambda s: s.state.terminal,
                                       timeout=self._kill_grace + CANCEL_TIMEOUT_MARGIN)  # fmt: skip
-            if not status.state.terminal:
+            if not status.state.terminal and not supervisor.shared:
                 return await super().cancel(job_id)
         status = derive_status(self.store, job_id)
         await reap_orphan_cli(status)

@@ -106,7 +106,7 @@ class HostedRunner(JobManager):
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         job_id = record.run_id
         backend = self.backends.get(job_id, backend)
-        self.store.write_supervisor(job_id, describe(os.getpid()))
+        self.store.write_supervisor(job_id, describe(os.getpid(), shared=True))
         mirror = StoreMirror(self.store, job_id, record, time.time())
         live = self.live.get(job_id)
         if live is not None:

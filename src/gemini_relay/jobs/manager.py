@@ -17,7 +17,7 @@ import math
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 
 import anyio
@@ -80,8 +80,9 @@ class JobManager:
         """The server is going away: leave running jobs to their supervisors."""
         self.detaching = True
 
-    def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
-        """Persist the job for `record`; with an idempotency key already bound to this request, the existing job.
+    def create(self, record: RunRecord, options: JobOptions, env: Mapping[str, str] | None = None) -> RunRecord:
+        """Persist the job for `record` (with `env`, what it runs with); with an idempotency key already bound to
+        this request, the existing job.
 
         Raises:
             JobConflict: the key is bound to another request, or the conversation is already running.
@@ -99,6 +100,7 @@ class JobManager:
             idempotency_key=key,
             request_hash=digest,
             owner=describe(os.getpid()),
+            env=env,
         )
         self.store.create(meta)
         if key is not None:
@@ -277,15 +279,14 @@ class JobManager:
         """Ask the supervisor to stop (cancel request + SIGTERM) and wait, bounded, for the cancelled result."""
         self.store.request_cancel(job_id)
         supervisor = self.store.supervisor(job_id)
-        if supervisor is not None:
-            signal_if_alive(supervisor, signal.SIGTERM)
+        _signal_own(supervisor, signal.SIGTERM)
 
         def settled(status: JobStatus) -> bool:
             nonlocal supervisor
             if status.state.terminal:
                 return True
             if supervisor is None and (supervisor := self.store.supervisor(job_id)) is not None:
-                signal_if_alive(supervisor, signal.SIGTERM)
+                _signal_own(supervisor, signal.SIGTERM)
             if supervisor is None and status.state is RunState.QUEUED:
                 self._cancel_unstarted(job_id)  # never started: nothing to stop, it just never will
                 return True
@@ -360,7 +361,13 @@ async def poll_until(
 
 def _kill_stuck(supervisor: ProcessInfo) -> None:
     """A supervisor that ignored SIGTERM past the grace: kill it; its CLI group is reaped as an orphan next."""
-    signal_if_alive(supervisor, signal.SIGKILL)
+    _signal_own(supervisor, signal.SIGKILL)
+
+
+def _signal_own(supervisor: ProcessInfo | None, signum: signal.Signals) -> None:
+    """Signal a job's own supervisor; never a relay host, which runs other jobs too (it watches the cancel file)."""
+    if supervisor is not None and not supervisor.shared:
+        signal_if_alive(supervisor, signum)
 
 
 async def reap_orphan_cli(status: JobStatus, grace: float = 2.0) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gemini_relay.jobs.store import IdempotencyBinding, JobConflict, JobMeta, JobNotFound, JobResult, Progress
 from gemini_relay.supervise.liveness import ProcessInfo
@@ -108,6 +108,7 @@ class MemoryJobStore:
             job = self._job(job_id)
             job.result = copy.deepcopy(result)
             job.finished_at = time.time()
+            job.meta = replace(job.meta, env=None)  # as on disk: a finished job keeps no secrets
 
     def result(self, job_id: str) -> JobResult | None:
         with self._lock:

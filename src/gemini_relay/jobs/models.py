@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gemini_relay.core.events import AgentEvent, Finished, Spawned
+from gemini_relay.core.events import AgentEvent, Finished
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.streams.transcript import Transcript
 
@@ -34,13 +34,12 @@ class RunRecord(Transcript):
     def apply(self, event: AgentEvent) -> AgentEvent:
         """Fold one event into the record (the transcript's fold, plus the lifecycle it implies)."""
         super().apply(event)
-        match event:
-            case Spawned():
-                self.state = RunState.RUNNING
-            case Finished(partial=partial):
-                self.partial = self.partial or partial
-            case _:
-                pass
+        # The first event of any kind means the upstream is working: a warm session or the API never spawns, and
+        # waiting for a Spawned kept such runs `starting` for their whole life.
+        if not self.state.terminal:
+            self.state = RunState.RUNNING
+        if isinstance(event, Finished):
+            self.partial = self.partial or event.partial
         if self.listener is not None:
             self.listener(event)
         return event

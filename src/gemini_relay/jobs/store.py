@@ -8,6 +8,7 @@ Status is derived from these records on every read (see status.py), never kept o
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,6 +57,9 @@ class JobMeta:
     idempotency_key: str | None = None  # sha256 of the caller's key, never the key itself
     request_hash: str | None = None
     owner: ProcessInfo | None = None  # the server that queued it; a dead owner's queued job is adopted
+    # What the job runs with (the creating server's relay-relevant environment): whoever adopts or re-runs it uses
+    # this, never its own. Kept apart from meta.json (it holds API keys), 0600, and removed when the job ends.
+    env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         spec = asdict(self.spec)
@@ -64,7 +68,9 @@ class JobMeta:
         spec["explicit"] = sorted(self.spec.explicit)
         spec["media"] = self.spec.media.to_json() if self.spec.media else None
         owner = asdict(self.owner) if self.owner else None
-        return {**asdict(self), "backend": self.backend.value, "spec": spec, "owner": owner}
+        data = {**asdict(self), "backend": self.backend.value, "spec": spec, "owner": owner}
+        data.pop("env")  # never in meta.json: the store keeps it in a file of its own
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobMeta:

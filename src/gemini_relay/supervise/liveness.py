@@ -15,6 +15,9 @@ class ProcessInfo:
     pid: int
     start_ticks: int | None
     boot_id: str | None = None
+    # A relay host runs many jobs: it is never signalled to stop one of them (that stopped all of them); its jobs
+    # are cancelled through the host or the cancel file it watches.
+    shared: bool = False
 
 
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
@@ -41,8 +44,8 @@ def boot_id() -> str | None:
         return None
 
 
-def describe(pid: int) -> ProcessInfo:
-    return ProcessInfo(pid=pid, start_ticks=start_ticks(pid), boot_id=boot_id())
+def describe(pid: int, *, shared: bool = False) -> ProcessInfo:
+    return ProcessInfo(pid=pid, start_ticks=start_ticks(pid), boot_id=boot_id(), shared=shared)
 
 
 def is_alive(info: ProcessInfo) -> bool:

@@ -66,7 +66,8 @@ class Deps:
         warm processes (here when this server owns the pools, else in the relay host) so the first call is warm too."""
         self.registry.prewarm()
         prewarm_host = getattr(self.jobs, "prewarm", None)  # a HostedJobManager: the host owns the warm pools
-        if self.settings.warm and prewarm_host is not None:
+        # Only when there is a warm CLI to boot: a server of the API or agy backend starts no host ahead of a call.
+        if prewarm_host is not None and await anyio.to_thread.run_sync(self.registry.keeps_warm_process):
             try:
                 await prewarm_host()
             except (OSError, RelayError) as exc:  # the first real call starts the host and reports properly

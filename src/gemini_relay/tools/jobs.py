@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -134,8 +133,8 @@ async def cancel(deps: Deps, args: CancelJobInput, call: CallProgress) -> Reply:
     before = runner.status(args.job_id)
     if before.state.terminal:
         return Reply(f"Job {args.job_id} had already ended ({before.state.value}).")
-    started = time.monotonic()
     after = await runner.cancel(args.job_id)
     if after.state is RunState.QUEUED:
         return Reply(f"Job {args.job_id} will not start: it was cancelled while queued.")
-    return Reply(f"Cancelled job {args.job_id} ({after.state.value} after {time.monotonic() - started:.1f}s).")
+    # The job's own age, not how long the cancel took: a 150 s job said "cancelled after 0.0s".
+    return Reply(f"Cancelled job {args.job_id} ({after.state.value} after {after.elapsed:.1f}s).")

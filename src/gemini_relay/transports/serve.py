@@ -43,8 +43,9 @@ async def run_server(
 
                 await serve_http(server, http, sock, background, deps.engine.detach, page=_page(deps))
         finally:
-            with anyio.CancelScope(shield=True):
-                await deps.registry.aclose()  # no warm child outlives the server
+            # No shield scope of our own around it: the pools' task groups were entered before it, and closing them
+            # inside a newer scope is a RuntimeError that skipped the other pools. Each pool shields its stops.
+            await deps.registry.aclose()  # no warm child outlives the server
         followers.cancel_scope.cancel()  # followers of detached jobs stop; the jobs themselves run on
 
 
