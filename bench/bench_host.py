@@ -67,7 +67,7 @@ def main() -> None:
     modes = {
         "host": {"GEMINI_RELAY_HOST": "on"},
         "host, no jitter": {"GEMINI_RELAY_HOST": "on", "GEMINI_RELAY_JITTER_MS": "0"},
-        "no host (run-job)": {"GEMINI_RELAY_HOST": "off"},
+        "no host (executor in the server)": {"GEMINI_RELAY_HOST": "off"},
     }
     with FakeGeminiApi() as api:
         cli_env = {"LANG": "C.UTF-8", **isolated_cli_env(base, api.base_url)}

@@ -8,8 +8,7 @@ answer, and the stored result still says so once every supervisor of the job has
 - queued: GEMINI_RELAY_MAX_CONCURRENT=1 and another job holds the slot, so the target has no supervisor yet (the
   next server adopts it: see Deps.maintain / adopt);
 - starting: right after gemini-run answers (the supervisor may not even be spawned yet);
-- spawned: as soon as the job's `run-job` supervisor process exists (usually before it has recorded itself); with
-  the relay host (the default: no supervisor process per job), as soon as the job's CLI has been spawned;
+- spawned: as soon as the job's CLI has been spawned by the relay host (its executor: no process per job);
 - recorded: as soon as the supervisor has recorded itself (supervisor.json), before any text;
 - streaming: once the job's out.txt holds text;
 - finishing: once out.txt holds the whole answer (the emulator has sent its last chunk; the result is imminent).
@@ -138,21 +137,19 @@ def processes_of(base: Path) -> list[int]:
 
 
 def server_pids(world: World) -> list[int]:
-    """This script's relay servers (its direct children running gemini_relay, not a `run-job` supervisor)."""
+    """This script's relay servers (its direct children running gemini_relay)."""
     return [
-        pid
-        for pid in processes_of(world.relay.base)
-        if _ppid(pid) == os.getpid() and b"gemini_relay" in (cmd := _cmdline(pid)) and b"run-job" not in cmd
+        pid for pid in processes_of(world.relay.base) if _ppid(pid) == os.getpid() and b"gemini_relay" in _cmdline(pid)
     ]
 
 
 def supervisor_pids(world: World, job_id: str) -> list[int]:
-    """The `run-job` processes of this job (alive, whatever they have written yet)."""
-    return [
-        pid
-        for pid in processes_of(world.relay.base)
-        if b"run-job" in (cmd := _cmdline(pid)) and any(arg.endswith(job_id.encode()) for arg in cmd)
-    ]
+    """The live executor of this job: the relay host recorded in its supervisor.json (written at admission)."""
+    try:
+        pid = int(json.loads((world.job_dir(job_id) / SUPERVISOR).read_text(encoding="utf-8"))["pid"])
+    except (OSError, ValueError, KeyError):
+        return []
+    return [pid] if pid in processes_of(world.relay.base) else []
 
 
 def cli_spawned(world: World, job_id: str) -> bool:

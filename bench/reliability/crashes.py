@@ -121,8 +121,8 @@ async def child_kills(runs: int, sup_points: tuple[str, ...], cli_points: tuple[
     """kill -9 of a job's supervisor or CLI under a live server: the job must end, reported, its text kept."""
     lost: list[str] = []
     twice: list[str] = []
-    # The kill points are the `run-job` supervisor's: it runs jobs only without the relay host.
-    with world("crash-child", GEMINI_RELAY_TOOLSETS="jobs", GEMINI_RELAY_HOST="off") as w:
+    # The supervisor is the job's executor: the relay host (killing it interrupts every run in it).
+    with world("crash-child", GEMINI_RELAY_TOOLSETS="jobs") as w:
         kills = [Kill(t, p, r) for r in range(1, runs + 1) for t, ps in (("supervisor", sup_points),
                  ("cli", cli_points)) for p in ps]  # fmt: skip
         for kill in kills:

@@ -139,10 +139,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", help="serve MCP over stdio (the default)")
-    run_job_parser = sub.add_parser("run-job", help="(internal) supervise one job until it ends")
-    run_job_parser.add_argument("dir", type=Path)
-    run_job_parser.add_argument("--lock-fd", type=int, action="append", default=[], help=argparse.SUPPRESS)
-    run_job_parser.add_argument("--claim-fd", type=int, default=None, help=argparse.SUPPRESS)
     sub.add_parser("host", help="(internal) the per-user relay host; servers start it on demand")
     wait_parser = sub.add_parser("wait-job", help="wait for a job; print done / failed / cancelled")
     wait_parser.add_argument("job_id")
@@ -161,10 +157,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--http, --token-file and --shutdown-grace apply to serving only")
     if http_only and args.http is None:
         parser.error("--token-file and --shutdown-grace need --http")
-    if args.command == "run-job":
-        from gemini_relay.jobs.supervisor import run_job
-
-        return run_job(args.dir, lock_fds=args.lock_fd, claim_fd=args.claim_fd)
     if args.command == "host":
         from gemini_relay.jobs.host import serve_host
 
@@ -174,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         return listener
     if listener is None and args.command in (None, "serve"):
         return _serve_stdio()
-    from gemini_relay.app import build_deps  # the tool layer: not needed by run-job, wait-job, hook-wait
+    from gemini_relay.app import build_deps  # the tool layer: not needed by host, wait-job, hook-wait
 
     try:
         settings = Settings.from_env()

@@ -38,10 +38,10 @@ def settings_in(tmp_path: Path, **env: str) -> Settings:
 
 
 @asynccontextmanager
-async def host_in_process(settings: Settings, **kwargs: int) -> AsyncIterator[Host]:
+async def host_in_process(settings: Settings, *, allowed_uid: int | None = None) -> AsyncIterator[Host]:
     lock = take_host_lock(settings.state_dir)
     assert lock is not None
-    host = Host(settings, lock, signals=False, **kwargs)
+    host = Host(settings, lock, signals=False, allowed_uid=allowed_uid)
     async with anyio.create_task_group() as tg:
         tg.start_soon(host.serve)
         path = socket_path(settings.state_dir)

@@ -80,16 +80,30 @@ async def test_a_server_killed_mid_run_loses_nothing_its_job_finishes_in_the_hos
     assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
 
 
-async def test_with_the_host_off_runs_use_a_supervisor_per_job_and_no_host_starts(relay: Relay) -> None:
+async def test_with_the_host_off_the_same_executor_runs_inside_the_server_and_no_other_process_starts(
+    relay: Relay,
+) -> None:
+    """GEMINI_RELAY_HOST=off is not another path: the server runs the host's executor itself (its own socket, no
+    lock, no idle exit), recorded as the job's supervisor the way a shared host is; no host or per-job process."""
     async with relay.client(GEMINI_RELAY_HOST="off", GEMINI_RELAY_TOOLSETS="jobs") as client:
         result = await client.call_tool("gemini-ask", {"prompt": "no host"})
         listed = await call_json(client, "gemini-jobs", {})
+        servers = server_pids(relay)
+        assert host_pids(relay) == []
     job = state_dir(relay) / "jobs" / listed["jobs"][0]["job_id"]
     supervisor = json.loads((job / "supervisor.json").read_text(encoding="utf-8"))
     assert not result.is_error and echo_text("no host") in text_of(result)
-    assert supervisor["pid"] not in host_pids(relay)
-    assert (job / "supervisor.log").exists()  # written by the run-job process
-    assert not (state_dir(relay) / "host").exists()
+    assert servers == [supervisor["pid"]] and supervisor["shared"] is True
+    assert not (state_dir(relay) / "host" / "host.sock").exists()
+
+
+async def test_by_default_the_shared_host_runs_the_job_as_its_supervisor(hosted: Relay) -> None:
+    async with hosted.client() as client:
+        result = await client.call_tool("gemini-run", {"prompt": "in the host"})
+        job_id = json.loads(text_of(result))["job_id"]
+        await call_json(client, "gemini-wait", {"jobId": job_id})
+    supervisor = json.loads((state_dir(hosted) / "jobs" / job_id / "supervisor.json").read_text(encoding="utf-8"))
+    assert host_pids(hosted) == [supervisor["pid"]] and supervisor["shared"] is True
 
 
 def _read(path: Path) -> str:

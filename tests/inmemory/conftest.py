@@ -1,5 +1,6 @@
 """The in-memory tier: the real server (RelayServer(deps).build()) driven through the SDK's in-process client, with
-a ScriptedBackend in place of the Gemini CLI and inline runs (durable=False). No subprocess is started: the child
+a ScriptedBackend in place of the Gemini CLI, run by the one executor inside the server (GEMINI_RELAY_HOST=off, the
+same code as the relay host's). No subprocess is started: the child
 PATH is an empty directory (so the changeMode guardrail finds no git), and every test fails if anything spawns
 (an audit hook sees each subprocess.Popen / os.posix_spawn / os.exec*), unless it is marked `spawns_git`.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -76,12 +78,15 @@ class InMemory:
 
     @asynccontextmanager
     async def client(self, **overrides: str) -> AsyncIterator[Client]:
-        deps = build_deps(self.settings(**overrides), durable=False, backends={BackendName.GEMINI: self.backend})
+        deps = build_deps(self.settings(**overrides), backends={BackendName.GEMINI: self.backend})
         # legacy: the initialize handshake and JSON-RPC framing, as over stdio. The default in-process dispatch
         # (2026-07-28) hands the progress callback over without a progressToken in `_meta`, so the relay, which
         # sends keepalives only for a token, would send none.
-        async with Client(RelayServer(deps).build(), mode="legacy") as client:
-            yield client
+        async with deps.serving(), anyio.create_task_group() as background:
+            deps.background = background
+            async with Client(RelayServer(deps).build(), mode="legacy") as client:
+                yield client
+            background.cancel_scope.cancel()
 
 
 @pytest.fixture
@@ -99,6 +104,7 @@ def relay(tmp_path: Path) -> InMemory:
         "GEMINI_DEFAULT_MODEL": "gemini-2.5-pro",
         "GEMINI_RELAY_MIN_GAP_MS": "0",
         "GEMINI_RELAY_JITTER_MS": "0",
+        "GEMINI_RELAY_HOST": "off",  # the executor in this process: scripted backends reach it, nothing is spawned
     }
     return InMemory(tmp_path, project, ScriptedBackend(), env)
 

@@ -27,7 +27,6 @@ from gemini_relay.core.events import (
     ToolResult,
     Usage,
 )
-from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
@@ -581,27 +580,6 @@ def test_elapsed_counts_from_creation_until_the_run_is_admitted() -> None:
     assert record.elapsed == 30.0
     record.started_at = 110.0
     assert record.elapsed == 20.0
-
-
-# --- hosted backends (the relay host queues them) ------------------------------------------------------------
-
-
-@pytest.mark.anyio
-async def test_a_hosted_backend_is_not_queued_or_paced_a_second_time_in_the_server() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI, max_concurrent=1)
-    scripts = [backend.script(p) for p in "abc"]
-    pacing = PacingPolicy(min_gap=60.0)  # would hold the second start for a minute if it applied
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1, pacing=pacing,
-                       hosted=frozenset({BackendName.GEMINI}))  # fmt: skip
-    with anyio.fail_after(BOUND):
-        async with anyio.create_task_group() as tg:
-            for p in "abc":
-                await start(tg, engine, p)
-            for script in scripts:
-                await script.started.wait()
-            assert backend.peak == 3
-            for script in scripts:
-                script.release.set()
 
 
 @pytest.mark.anyio

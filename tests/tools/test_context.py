@@ -17,7 +17,7 @@ def deps(tmp_path: Path, **env: str) -> Deps:
     project = tmp_path / "proj"
     (project / "sub").mkdir(parents=True, exist_ok=True)
     settings = Settings.from_env({"GEMINI_RELAY_STATE_DIR": str(tmp_path / "state"), **env}, cwd=project)
-    return build_deps(settings, durable=False)
+    return build_deps(settings)
 
 
 def test_no_cwd_is_the_project_root_and_a_relative_one_is_taken_from_it(tmp_path: Path) -> None:

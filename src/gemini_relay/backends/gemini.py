@@ -1,7 +1,7 @@
 """The gemini backend: each run warm on a `gemini --acp` process when an owner opened the pool, else cold `-p`.
 
-The owner (the server today, the relay host tomorrow) calls `open()` in its own task, `prewarm()` once it serves,
-and `aclose()` at shutdown; a backend nobody opened (a `run-job` supervisor, GEMINI_RELAY_WARM=off) runs cold.
+The owner (the relay host's executor) calls `open()` in its own task, `prewarm()` once it serves,
+and `aclose()` at shutdown; a backend nobody opened (GEMINI_RELAY_WARM=off, a server's own registry) runs cold.
 A run falls back to cold `-p` when ACP is missing or fails its handshake, saying so once per process; runs the warm
 path cannot honour (addDirs, sandbox, a prompt starting with `/`, which ACP mode handles as its own commands) go cold
 too, so both paths give the same answer for the same request.

@@ -20,6 +20,7 @@ import socket
 import struct
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 
 from gemini_relay import __version__
+from gemini_relay.backends.base import Backend
 from gemini_relay.backends.env import relevant_env
 from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
@@ -81,16 +83,29 @@ def take_host_lock(state_dir: Path) -> int | None:
 
 class Host:
     def __init__(
-        self, settings: Settings, lock_fd: int, *, allowed_uid: int | None = None, signals: bool = True
+        self,
+        settings: Settings,
+        lock_fd: int | None,
+        *,
+        allowed_uid: int | None = None,
+        signals: bool = True,
+        socket_at: Path | None = None,
+        overrides: Mapping[BackendName, Backend] | None = None,
     ) -> None:
         """`allowed_uid`: the only peer uid served (default: ours). `signals=False` leaves SIGTERM to the caller (a
-        host run in-process, in tests)."""
+        host run inside a server with GEMINI_RELAY_HOST=off, or in tests). `socket_at`: where it listens (default:
+        the state dir's shared socket; a server's own host listens on a private one, holds no lock, never idles
+        out). `overrides`: ready-made backends for every registry (tests: a scripted backend, no process)."""
         self.settings = settings
         self._allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
         self._signals = signals
+        self._socket = socket_at or socket_path(settings.state_dir)
+        self._private = socket_at is not None
+        self._overrides = dict(overrides or {})
+        self.listening = anyio.Event()
         self.store = FileJobStore(settings.state_dir)
-        self.runner = HostedRunner(self.store, dict(settings.env), kill_grace=settings.kill_grace)
-        own = BackendRegistry(settings)
+        self.runner = HostedRunner(self.store, kill_grace=settings.kill_grace)
+        own = BackendRegistry(settings, overrides=self._overrides, warm_here=False)
         self.engine = RunEngine(
             own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
         )
@@ -115,9 +130,10 @@ class Host:
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
     async def serve(self) -> None:
-        path = socket_path(self.settings.state_dir)
+        path = self._socket
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # a dead host's socket: we hold the lock, so nobody is listening on it
+            path.unlink()  # a dead host's socket: we hold the lock (or it is ours alone), so nobody listens on it
         old = os.umask(0o177)
         try:
             with socket_address(path) as address:
@@ -126,6 +142,7 @@ class Host:
             os.umask(old)
         path.chmod(0o600)
         self._listener = listener
+        self.listening.set()
         logger.info("gemini-relay host %s (protocol %d) listening on %s", __version__, PROTOCOL, path)
         async with anyio.create_task_group() as pools, anyio.create_task_group() as connections:
             self._pools = pools
@@ -137,7 +154,8 @@ class Host:
                 self._jobs = jobs
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._accept, listener)
-                    tg.start_soon(self._watch_idle)
+                    if not self._private:  # a server's own host lives as long as its server
+                        tg.start_soon(self._watch_idle)
                     if self._signals:
                         tg.start_soon(self._on_signals)
                     tg.start_soon(self._reap_orphans)
@@ -159,14 +177,19 @@ class Host:
     def _close_listener(self) -> None:
         if self._listener is not None:
             with contextlib.suppress(FileNotFoundError):
-                if socket_path(self.settings.state_dir).exists():
-                    socket_path(self.settings.state_dir).unlink()
+                if self._socket.exists():
+                    self._socket.unlink()
             self._listener = None
 
     def _release_lock(self) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+    def shutdown(self, message_for: str) -> None:
+        """Cancel every run (each fails with `<tool> <message_for>`) and exit once they have ended."""
+        self.engine.cancel_all(message_for)
+        self.drain()
 
     def drain(self) -> None:
         """Stop taking runs and give the socket and the lock to a successor; runs in flight finish here."""
@@ -281,8 +304,7 @@ class Host:
             self.drain()
             await channel.send({"draining": True, "jobs": sorted(self.runner.live)})
         elif op == "shutdown":
-            self.engine.cancel_all(str(request.get("message") or "was cancelled (the relay host is shutting down)"))
-            self.drain()
+            self.shutdown(str(request.get("message") or "was cancelled (the relay host is shutting down)"))
             await channel.send({"stopping": True})
         else:
             await channel.send({"error": {"kind": "failed", "message": f"unknown op {op!r}"}})
@@ -305,7 +327,9 @@ class Host:
         registry = self._registries.get(key)
         if registry is None:
             settings = settings or Settings.from_env(env, cwd=cwd)
-            registry = self._registries[key] = BackendRegistry(settings, warm_here=settings.warm)
+            registry = self._registries[key] = BackendRegistry(
+                settings, overrides=self._overrides, warm_here=settings.warm
+            )
             if registry.warm_here and self._pools is not None:
                 closer = self._pool_closers[id(registry)] = anyio.Event()
                 self._pools.start_soon(self._own_pools, registry, closer)

@@ -52,9 +52,12 @@ class HostMismatch(Exception):
 class HostClient:
     """How this server reaches the host of its state dir."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, path: Path | None = None) -> None:
+        """`path`: the socket of a host this server runs itself (GEMINI_RELAY_HOST=off), which is never started
+        or replaced from here; default: the state dir's shared host, started on demand."""
         self.settings = settings
-        self.path = socket_path(settings.state_dir)
+        self.path = path or socket_path(settings.state_dir)
+        self._shared = path is None
         self._children: list[subprocess.Popen[bytes]] = []
         self._starting = threading.Lock()
         self._idle: list[socket.socket] = []  # greeted blocking connections, kept between requests
@@ -108,7 +111,8 @@ class HostClient:
         try:
             return self._greet()
         except (HostMismatch, OSError):
-            pass
+            if not self._shared:
+                raise
         # Creates run in worker threads: many calls may find no host at once, and only one of them starts it.
         with self._starting:
             self._reap()
@@ -257,6 +261,18 @@ class HostClient:
             if owner == loop:  # a channel is bound to the event loop that opened it
                 return channel, True
         return await self.open(), False
+
+    async def aclose(self) -> None:
+        """Close the kept connections (the server is done with the host; its runs go on there)."""
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for sock in idle:
+            sock.close()
+        channels, self._channels = self._channels, []
+        with anyio.CancelScope(shield=True):
+            for _owner, channel in channels:
+                with contextlib.suppress(*LOST):
+                    await channel.aclose()
 
     async def checkin(self, channel: Channel) -> None:
         """Keep a channel whose last run ended cleanly (the host reads its next request on it)."""

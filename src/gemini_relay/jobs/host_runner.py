@@ -12,14 +12,13 @@ from gemini_relay.backends.base import Backend
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable
+from gemini_relay.jobs.fs_store import FileJobStore
 from gemini_relay.jobs.host_client import LOST, REQUEST_TIMEOUT, HostClient, HostMismatch
 from gemini_relay.jobs.host_protocol import Channel, decode_error, decode_event, encode_spec
 from gemini_relay.jobs.manager import JobManager, poll_until, reap_orphan_cli
 from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.spawner import Spawner
 from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import JobStore
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 
@@ -80,16 +79,24 @@ class HostRunner:
             self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
 
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
-        for attempt in range(2):
-            try:
-                return await self._run_attached(record)
-            except _HostLost:
-                if attempt:
-                    break
-                # A job still queued in a host that died is run at once by the next one (started now if need
-                # be), with the environment it was created with; one that was running ends interrupted there.
-                logger.info("The relay host went away during job %s; attaching to a new one", record.run_id)
-        return await self._jobs.follow_store(record)
+        """Attach to the job in the host and fold its events into `record` until its result. Cancelled (at any
+        point, attaching included), it cancels the job in the host, unless the server is detaching."""
+        try:
+            for attempt in range(2):
+                try:
+                    return await self._run_attached(record)
+                except _HostLost:
+                    if attempt:
+                        break
+                    # A job still queued in a host that died is run at once by the next one (started now if need
+                    # be), with the environment it was created with; one that was running ends interrupted there.
+                    logger.info("The relay host went away during job %s; attaching to a new one", record.run_id)
+            return await self._jobs.follow_store(record)
+        except anyio.get_cancelled_exc_class():
+            if not self.detaching:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self._client.settings.kill_grace + 10):
+                    await self._jobs.cancel(record.run_id)
+            raise
 
     async def _run_attached(self, record: RunRecord) -> RunResult:
         try:
@@ -109,7 +116,12 @@ class HostRunner:
                     data = message["result"]
                     if message.get("text_from_transcript"):
                         data["text"] = record.text
-                    return RunResult.from_json(data).raise_for_failure()
+                    result = RunResult.from_json(data)
+                    # A run that ended before this server attached sends its result alone: what the events would
+                    # have told the record (its conversation, the model that really answered) comes from it.
+                    record.session_id = result.conversation_id or record.session_id
+                    record.model = result.model or record.model
+                    return result.raise_for_failure()
                 elif "error" in message:
                     clean = True
                     raise decode_error(message["error"])
@@ -119,11 +131,6 @@ class HostRunner:
                 message = await channel.receive()
         except LOST as exc:
             raise _HostLost from exc
-        except anyio.get_cancelled_exc_class():
-            if not self.detaching:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(self._client.settings.kill_grace + 10):
-                    await self._jobs.cancel(record.run_id)
-            raise
         finally:
             if clean:
                 await self._client.checkin(channel)
@@ -155,11 +162,11 @@ class HostRunner:
 
 
 class HostedJobManager(JobManager):
-    """The management API over the shared store, for a server whose runs are in the host: cancel goes to the host
-    (never a signal to it), and a queued job of a dead host is adopted by asking the (new) host to run it."""
+    """The management API over the shared store, for a server whose runs are in an executor (a relay host): cancel
+    goes to the host, and a queued job of a dead host is adopted by asking the (new) host to run it."""
 
-    def __init__(self, store: JobStore, spawner: Spawner, *, kill_grace: float, client: HostClient) -> None:
-        super().__init__(store, spawner, kill_grace=kill_grace)
+    def __init__(self, store: FileJobStore, *, kill_grace: float, client: HostClient) -> None:
+        super().__init__(store, store.locks, kill_grace=kill_grace)
         self.client = client
 
     def adopt(self, job_id: str) -> RunRecord | None:
@@ -170,24 +177,21 @@ class HostedJobManager(JobManager):
         return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
 
     async def cancel(self, job_id: str) -> JobStatus:
-        """The host cancels its own runs. A job it does not know (a draining host's, or a run-job supervisor's of a
-        server with GEMINI_RELAY_HOST=off) gets the cancel file both watch, then JobManager's signals if ignored."""
+        """The host cancels its own runs. A job another executor runs (a draining host of an older version, another
+        server's own host) gets the cancel file every host watches; none is ever signalled (each runs other jobs)."""
         self.store.request_cancel(job_id)
         try:
             reply = await self._client_cancel(job_id)
         except (OSError, ValueError, BackendUnavailable):
             reply = {"found": False}
-        if not reply.get("found"):
+        status = derive_status(self.store, job_id)
+        if not reply.get("found") and not status.state.terminal:
             supervisor = self.store.supervisor(job_id)
-            if supervisor is None or not is_alive(supervisor):
-                return await super().cancel(job_id)
-            # Another host (a draining one of an older version) or a run-job supervisor runs it: both watch the
-            # cancel file. A host is never signalled (its other runs would end too); a supervisor that ignores the
-            # file gets JobManager's signals.
-            status = await poll_until(lambda: derive_status(self.store, job_id), lambda s: s.state.terminal,
-                                      timeout=self._kill_grace + CANCEL_TIMEOUT_MARGIN)  # fmt: skip
-            if not status.state.terminal and not supervisor.shared:
-                return await super().cancel(job_id)
+            if (supervisor is None or not is_alive(supervisor)) and status.state is RunState.QUEUED:
+                self._cancel_unstarted(job_id)  # nobody runs it: it just never will
+            else:
+                status = await poll_until(lambda: derive_status(self.store, job_id), lambda s: s.state.terminal,
+                                          timeout=self._kill_grace + CANCEL_TIMEOUT_MARGIN)  # fmt: skip
         status = derive_status(self.store, job_id)
         await reap_orphan_cli(status)
         return status

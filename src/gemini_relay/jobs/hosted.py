@@ -14,21 +14,65 @@ from typing import Any
 import anyio
 
 from gemini_relay.backends.base import Backend
-from gemini_relay.core.events import AgentEvent, Finished
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta
 from gemini_relay.core.result import RunResult
-from gemini_relay.core.vocabulary import RunState
+from gemini_relay.core.vocabulary import FailureReason, RunState
+from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
 from gemini_relay.jobs.host_protocol import Channel, encode_event
 from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import consume, outcome_from_record
-from gemini_relay.jobs.spawner import DetachedSpawner
-from gemini_relay.jobs.store import JobResult
-from gemini_relay.jobs.supervisor import StoreMirror
-from gemini_relay.jobs.supervisor import _execute as execute_to_result  # pyright: ignore[reportPrivateUsage]
+from gemini_relay.jobs.store import (
+    EXIT_CANCELLED,
+    EXIT_DONE,
+    EXIT_FAILED,
+    EXIT_SPAWN_FAILED,
+    EXIT_TIMEOUT,
+    JobResult,
+    JobStore,
+    Progress,
+)
 from gemini_relay.log import logger
-from gemini_relay.supervise.liveness import describe
+from gemini_relay.supervise.liveness import describe, start_ticks
+
+
+class StoreMirror:
+    """Copies a live record into the store: text as it streams (partial text survives a crash), progress often."""
+
+    def __init__(self, store: JobStore, job_id: str, record: RunRecord, started_at: float) -> None:
+        self._store = store
+        self._job_id = job_id
+        self._record = record
+        self._started_at = started_at
+        self._written: Progress | None = None
+
+    def on_event(self, event: AgentEvent) -> None:
+        if isinstance(event, TextDelta) and event.text:
+            self._store.append_text(self._job_id, event.text)
+        elif isinstance(event, SessionStarted):
+            self.flush()
+
+    def flush(self) -> None:
+        record = self._record
+        state = record.state if record.state in (RunState.STARTING, RunState.RUNNING) else RunState.RUNNING
+        progress = Progress(
+            state=state,
+            session_id=record.session_id,
+            model=record.model,
+            cli_pid=record.pid,
+            cli_start_ticks=start_ticks(record.pid) if record.pid else None,
+            started_at=self._started_at,
+            updated_at=time.time(),
+        )
+        if self._written is None or _changed(self._written, progress):
+            self._store.write_progress(self._job_id, progress)
+            self._written = progress
+
+
+def _changed(old: Progress, new: Progress) -> bool:
+    return (old.state, old.session_id, old.model, old.cli_pid) != (new.state, new.session_id, new.model, new.cli_pid)
 
 
 class LiveJob:
@@ -89,8 +133,8 @@ class LiveJob:
 class HostedRunner(JobManager):
     """JobManager's create / abandon / locks, with the run itself done here instead of by a spawned supervisor."""
 
-    def __init__(self, store: FileJobStore, env: dict[str, str], *, kill_grace: float) -> None:
-        super().__init__(store, DetachedSpawner(store, env), kill_grace=kill_grace)
+    def __init__(self, store: FileJobStore, *, kill_grace: float) -> None:
+        super().__init__(store, store.locks, kill_grace=kill_grace)
         self.deadline_margin = 0.0  # the engine's own deadline stops an in-process run
         self.backends: dict[str, Backend] = {}  # job id → the backend built from the calling server's settings
         self.live: dict[str, LiveJob] = {}
@@ -98,7 +142,7 @@ class HostedRunner(JobManager):
     def lock_for(self, job_id: str, conversation_id: str | None) -> None:
         """Take the conversation lock of a job adopted from the store (raises JobConflict when it is busy)."""
         if conversation_id:
-            self._lock_fds[job_id] = self._spawner.lock_conversation(conversation_id)
+            self._lock_fds[job_id] = self.lock_conversation(conversation_id)
 
     def detach(self) -> None:
         """The host never detaches from its runs: they end (or are cancelled) in it."""
@@ -144,3 +188,26 @@ class HostedRunner(JobManager):
                 stored = final or self.store.result(job_id)
                 if stored is not None:
                     live.finish(stored.result)
+
+
+async def execute_to_result(engine: RunEngine, record: RunRecord, started: float) -> JobResult:
+    """Run the job and encode how it ended; every error the run meets becomes the job's result, with its kind."""
+    try:
+        outcome = await engine.execute(record)
+    except RunFailed as exc:
+        if isinstance(exc, RunCancelled):
+            code = EXIT_CANCELLED
+        elif isinstance(exc, RunTimedOut):
+            code = EXIT_TIMEOUT
+        else:
+            code = EXIT_SPAWN_FAILED if exc.reason is FailureReason.SPAWN_FAILED else EXIT_FAILED
+        result = RunResult.from_error(
+            exc, conversation_id=record.session_id, model=record.model, notices=tuple(record.notices)
+        )
+        return JobResult(result, started_at=started, ended_at=time.time(), exit_code=code)
+    except (BackendUnavailable, InputError) as exc:
+        failed = RunFailed(str(exc), reason=FailureReason.SPAWN_FAILED if isinstance(exc, BackendUnavailable) else
+                           FailureReason.BACKEND_ERROR)  # fmt: skip
+        result = RunResult.from_error(failed, text="", notices=tuple(record.notices))
+        return JobResult(result, started_at=started, ended_at=time.time(), exit_code=EXIT_SPAWN_FAILED)
+    return JobResult(outcome, started_at=started, ended_at=time.time(), exit_code=EXIT_DONE)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,25 +16,50 @@ from gemini_relay.backends.registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.errors import InputError, RelayError
-from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.host import Host
+from gemini_relay.jobs.host_runner import HostedJobManager
 from gemini_relay.jobs.maintenance import SWEEP_INTERVAL
-from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.proxy import JobProxy
 from gemini_relay.log import logger
 from gemini_relay.tools.names import ToolName
 from gemini_relay.tools.progress import CallProgress
 
+OWN_HOST_START = 10.0  # a host in this process only binds its socket: past this something is wrong
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error
 
 
 @dataclass
 class Deps:
     settings: Settings
-    engine: RunEngine
+    engine: JobProxy
     registry: BackendRegistry
-    jobs: JobManager | None = None
+    jobs: HostedJobManager | None = None
     chunks: ChunkCache = field(default_factory=ChunkCache)
     background: TaskGroup | None = None  # owned by the transport: gemini-run jobs and adopted jobs run here
+    own_host: Host | None = None  # GEMINI_RELAY_HOST=off: the executor runs in this server, for as long as it serves
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """The executor for as long as the server serves: the shared relay host needs nothing here (it is started on
+        demand); the server's own host runs in this block, and its runs are cancelled when the block ends."""
+        host = self.own_host
+        client = getattr(self.jobs, "client", None)
+        try:
+            if host is None:
+                yield
+                return
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(host.serve)
+                with anyio.fail_after(OWN_HOST_START):
+                    await host.listening.wait()
+                try:
+                    yield
+                finally:
+                    host.shutdown("was cancelled (the server is shutting down)")
+        finally:
+            if client is not None:
+                await client.aclose()
 
     async def maintain(self) -> None:
         """Sweep expired jobs and adopt queued jobs of dead servers, at start and then periodically."""
@@ -65,7 +91,7 @@ class Deps:
         """Probe the active backend in the background, so the first call does not pay for `--help`, and boot the
         warm processes (here when this server owns the pools, else in the relay host) so the first call is warm too."""
         self.registry.prewarm()
-        prewarm_host = getattr(self.jobs, "prewarm", None)  # a HostedJobManager: the host owns the warm pools
+        prewarm_host = getattr(self.jobs, "prewarm", None)  # the executor owns the warm pools
         # Only when there is a warm CLI to boot: a server of the API or agy backend starts no host ahead of a call.
         if prewarm_host is not None and await anyio.to_thread.run_sync(self.registry.keeps_warm_process):
             try:

@@ -12,7 +12,7 @@ from gemini_relay.content.review import length_limit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.manager import JobManager
+from gemini_relay.jobs.host_runner import HostedJobManager
 from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
@@ -23,7 +23,7 @@ CONVERSATION_ID_WAIT = 2.0  # agy names the conversation ~1 s after start; the G
 PREVIEW_CHARS = 200
 
 
-def _runner(deps: Deps) -> JobManager:
+def _runner(deps: Deps) -> HostedJobManager:
     if deps.jobs is None:
         raise InputError("Jobs are not available: this server runs without a state dir")
     return deps.jobs

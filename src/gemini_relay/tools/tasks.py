@@ -12,20 +12,13 @@ import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import mcp_types as types
 
-from gemini_relay.core.result import RunResult
-from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.runners import JobOptions
 from gemini_relay.jobs.store import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, ToolDef
@@ -196,18 +189,17 @@ class TaskService:
         run = _Running(entry, call, anyio.CancelScope(), anyio.Event(), fd)
         self._running[entry.task_id] = run
         call.on_watch = lambda record: self._add_job(entry, record)
-        engine = ResumingEngine(self.deps.engine, self.deps.jobs, list(entry.jobs))
-        deps = replace(self.deps, engine=engine)
         logger.info("Resuming task %s (%s) of a server that is gone", entry.task_id, entry.tool)
 
         async def body() -> None:
             result: types.CallToolResult | None = None
             try:
-                with run.scope:
+                # The handler runs again; its first runs are the task's jobs, attached to as they are.
+                with run.scope, self.deps.engine.resuming(list(entry.jobs)):
                     if tool is None:
                         result = _lost(entry.tool)
                     else:
-                        result = await self._invoke(tool, entry.arguments, call, deps)
+                        result = await self._invoke(tool, entry.arguments, call, self.deps)
             finally:
                 self._finish(run, result)
 
@@ -256,48 +248,6 @@ class TaskService:
     def list(self) -> list[TaskView]:
         views = [v for v in (self.get(i) for i in self.store.ids()) if v is not None] if self.store else []
         return sorted(views, key=lambda v: v.entry.created_at, reverse=True)
-
-
-class ResumingEngine(RunEngine):
-    """The engine of a resumed task's handler: its first runs are the task's existing jobs, followed to their
-    recorded results; any further run (a fallback or repair turn not yet started) is new, on the real engine.
-
-    Wraps rather than builds an engine (no super().__init__): everything else is the real engine's.
-    """
-
-    def __init__(self, engine: RunEngine, manager: JobManager, jobs: list[str]) -> None:
-        self._engine = engine
-        self._manager = manager
-        self._pending = list(jobs)
-        self._followed: set[str] = set()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-    def new_record(self, spec: RunSpec, backend: BackendName, options: JobOptions | None = None) -> RunRecord:
-        if not self._pending:
-            return self._engine.new_record(spec, backend, options)
-        job_id = self._pending.pop(0)
-        meta = self._manager.store.meta(job_id)
-        self._followed.add(job_id)
-        return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
-
-    async def register(self, spec: RunSpec, backend: BackendName, options: JobOptions | None = None) -> RunRecord:
-        if not self._pending:
-            return await self._engine.register(spec, backend, options)
-        return self.new_record(spec, backend, options)  # an existing job: a store read, no run created
-
-    async def execute(self, record: RunRecord) -> RunResult:
-        if record.run_id not in self._followed:
-            return await self._engine.execute(record)
-        try:
-            outcome = await self._manager.follow(record)
-        except RunFailed as exc:
-            exc.partial_text = exc.partial_text or record.text
-            record.state, record.failure, record.error = RunState.FAILED, exc.reason, exc.message
-            raise
-        record.state = RunState.DONE
-        return outcome
 
 
 def _progress_line(call: CallProgress) -> str:

@@ -32,7 +32,7 @@ async def run_server(
     """
     server = RelayServer(deps).build()
     background = [deps.warm_up, deps.maintain]
-    async with anyio.create_task_group() as followers:
+    async with deps.serving(), anyio.create_task_group() as followers:
         deps.background = followers
         await deps.registry.open()  # warm pools live in this task, so they close here too
         try:

@@ -1,0 +1,122 @@
+"""The one executor, in memory: a server's JobProxy creates each run in a relay host's engine and attaches to it. Here
+the host runs inside the test (GEMINI_RELAY_HOST=off: the same code the shared host runs) with a scripted backend, so
+nothing is spawned; the real store is on disk."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from gemini_relay.app import build_deps
+from gemini_relay.config import Settings
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, RunState
+from gemini_relay.errors import InputError
+from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.proxy import JobProxy
+from gemini_relay.jobs.runners import JobOptions
+from gemini_relay.jobs.store import JobConflict
+from gemini_relay.tools.context import Deps
+from tests.inmemory.scripted import Script, ScriptedBackend, answer
+
+pytestmark = pytest.mark.anyio
+BOUND = 10.0
+
+
+@asynccontextmanager
+async def executor(tmp_path: Path, backend: ScriptedBackend) -> AsyncIterator[Deps]:
+    env = {"HOME": str(tmp_path), "PATH": str(tmp_path), "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state"),
+           "GEMINI_RELAY_HOST": "off", "GEMINI_MCP_BACKEND": "gemini", "GEMINI_RELAY_MAX_CONCURRENT": "1"}  # fmt: skip
+    deps = build_deps(Settings.from_env(env, cwd=tmp_path), backends={BackendName.GEMINI: backend})
+    with anyio.fail_after(BOUND):
+        async with deps.serving():
+            yield deps
+
+
+def spec(tmp_path: Path, prompt: str = "p", conversation: str | None = None) -> RunSpec:
+    return RunSpec(tool="gemini-run", prompt=prompt, cwd=tmp_path, conversation_id=conversation)
+
+
+async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole_answer(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    backend.queue(answer("the whole answer", pieces=3))
+    async with executor(tmp_path, backend) as deps:
+        assert deps.jobs is not None and deps.own_host is not None
+        record = await deps.engine.register(spec(tmp_path), BackendName.GEMINI)
+        outcome = await deps.engine.execute(record)
+        status = deps.jobs.status(record.run_id)
+    assert outcome.text == "the whole answer"
+    assert status.state is RunState.DONE and status.result == "the whole answer"
+    supervisor = deps.jobs.store.supervisor(record.run_id)
+    assert supervisor is not None and supervisor.shared  # the executor, never a per-job process
+
+
+async def test_the_server_holds_a_proxy_and_only_the_host_has_an_engine(tmp_path: Path) -> None:
+    """One code path: the server's side is a JobProxy (no queue, no cap, no second fold); the run is admitted by
+    the host's RunEngine, whether that host is the user's shared one or, as here, the server's own."""
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=("held",), hold=hold))
+    async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
+        assert isinstance(deps.engine, JobProxy) and not isinstance(deps.engine, RunEngine)
+        assert deps.own_host is not None
+        record = await deps.engine.register(spec(tmp_path), BackendName.GEMINI)
+        tg.start_soon(deps.engine.execute, record)
+        with anyio.fail_after(BOUND):
+            while [r.run_id for r in deps.own_host.engine.active] != [record.run_id]:
+                await anyio.sleep(0.01)  # the host admits the run in its own task: its engine is all there is
+        hold.set()
+
+
+async def test_a_refused_request_creates_no_job(tmp_path: Path) -> None:
+    async with executor(tmp_path, ScriptedBackend()) as deps:
+        assert deps.jobs is not None
+        with pytest.raises(InputError):
+            await deps.engine.register(spec(tmp_path, "x", conversation="not/a valid id\n"), BackendName.GEMINI)
+        assert deps.jobs.store.job_ids() == []
+
+
+async def test_the_same_idempotency_key_returns_the_same_job_and_another_request_is_refused(tmp_path: Path) -> None:
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=("held",), hold=hold))
+    async with executor(tmp_path, backend) as deps:
+        assert deps.jobs is not None
+        first = await deps.engine.register(spec(tmp_path), BackendName.GEMINI, JobOptions(idempotency_key="k"))
+        again = await deps.engine.register(spec(tmp_path), BackendName.GEMINI, JobOptions(idempotency_key="k"))
+        assert again.reused_job and again.run_id == first.run_id
+        with pytest.raises(JobConflict):
+            await deps.engine.register(spec(tmp_path, "other"), BackendName.GEMINI, JobOptions(idempotency_key="k"))
+        assert deps.jobs.store.job_ids() == [first.run_id]
+        hold.set()
+
+
+async def test_a_busy_conversation_refuses_a_second_continuation_at_once(tmp_path: Path) -> None:
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=("held",), hold=hold))
+    async with executor(tmp_path, backend) as deps:
+        await deps.engine.register(spec(tmp_path, conversation="conv-1"), BackendName.GEMINI)
+        with pytest.raises(JobConflict, match="already has a run in flight"):
+            await deps.engine.register(spec(tmp_path, "again", conversation="conv-1"), BackendName.GEMINI)
+        hold.set()
+
+
+async def test_a_run_cancelled_while_queued_behind_the_cap_ends_cancelled(
+    tmp_path: Path,
+) -> None:
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=("held",), hold=hold))
+    async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
+        assert deps.jobs is not None
+        first = await deps.engine.register(spec(tmp_path, "first"), BackendName.GEMINI)
+        tg.start_soon(deps.engine.execute, first)
+        queued = await deps.engine.register(spec(tmp_path, "queued"), BackendName.GEMINI)
+        status = await deps.jobs.cancel(queued.run_id)
+        hold.set()
+    assert status.state is RunState.CANCELLED
