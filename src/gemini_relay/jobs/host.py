@@ -375,6 +375,7 @@ class Host:
         except RelayError as exc:
             return {"error": encode_error(exc)}
         if not record.reused_job:
+            self.runner.claim(record.run_id)  # a fresh job: nobody else can hold it yet
             self._start(record, registry)
         return {"job_id": record.run_id, "reused": record.reused_job}
 
@@ -425,10 +426,17 @@ class Host:
             meta = self.store.meta(job_id)
             if meta.owner is not None and meta.owner.pid != os.getpid() and is_alive(meta.owner):
                 return None  # its own host (or supervisor's server) still has it queued
+            if not self.runner.claim(job_id):
+                return None  # another executor took it up first
             record = RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
-            self.runner.lock_for(job_id, meta.spec.conversation_id)
             env = dict(meta.env) if meta.env is not None else relevant_env(dict(self.settings.env))
-            self._start(record, self._registry(env, meta.spec.cwd))
+            try:
+                self.runner.lock_for(job_id, meta.spec.conversation_id)
+                registry = self._registry(env, meta.spec.cwd)
+            except BaseException:
+                self.runner.release(job_id)
+                raise
+            self._start(record, registry)
         except (RelayError, RunFailed):
             return None
         logger.info("Adopted queued job %s", job_id)

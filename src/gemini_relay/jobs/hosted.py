@@ -21,6 +21,7 @@ from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, Ru
 from gemini_relay.jobs.engine import RunEngine
 from gemini_relay.jobs.fs_store import FileJobStore
 from gemini_relay.jobs.host_protocol import Channel, encode_event
+from gemini_relay.jobs.locks import try_claim_job
 from gemini_relay.jobs.manager import JobManager
 from gemini_relay.jobs.models import RunRecord
 from gemini_relay.jobs.runners import consume, outcome_from_record
@@ -135,9 +136,27 @@ class HostedRunner(JobManager):
 
     def __init__(self, store: FileJobStore, *, kill_grace: float) -> None:
         super().__init__(store, store.locks, kill_grace=kill_grace)
+        self._files = store  # the claims are flocks in the job dirs
         self.deadline_margin = 0.0  # the engine's own deadline stops an in-process run
         self.backends: dict[str, Backend] = {}  # job id → the backend built from the calling server's settings
         self.live: dict[str, LiveJob] = {}
+        self._claims: dict[str, int] = {}
+
+    def claim(self, job_id: str) -> bool:
+        """Take the job's claim for as long as this host runs it: two executors (the shared host, a server's own,
+        a successor) that both find it queued never both run it. False when another holds it."""
+        fd = try_claim_job(self._files.dir(job_id))
+        if fd is None:
+            return False
+        self._claims[job_id] = fd
+        return True
+
+    def release(self, job_id: str) -> None:
+        """Let go of the job's conversation lock and claim (it ended, or was not taken up after all)."""
+        self._release_lock(job_id)
+        claim = self._claims.pop(job_id, None)
+        if claim is not None:
+            os.close(claim)
 
     def lock_for(self, job_id: str, conversation_id: str | None) -> None:
         """Take the conversation lock of a job adopted from the store (raises JobConflict when it is busy)."""
@@ -181,7 +200,7 @@ class HostedRunner(JobManager):
             logger.info("Job %s finished %s", job_id, final.state)
             return final
         finally:
-            self._release_lock(job_id)
+            self.release(job_id)
             self.backends.pop(job_id, None)
             live = self.live.pop(job_id, None)
             if live is not None:
