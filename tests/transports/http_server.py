@@ -67,6 +67,18 @@ class HttpServer:
         return code
 
 
+def bare_env(base: Path) -> dict[str, str]:
+    """A world under `base` with no backend to reach: enough for what the server answers by itself."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": str(base),
+        "GEMINI_RELAY_STATE_DIR": str(base / "state"),
+        "GEMINI_RELAY_PROJECT_ROOT": str(base),
+        "GEMINI_MCP_BACKEND": "gemini",
+    }
+
+
 def _copy(stream: IO[bytes], log: IO[str], found: list[str], ready: threading.Event) -> None:
     for raw in stream:
         line = raw.decode("utf-8", errors="replace")
