@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -77,6 +78,20 @@ def bare_env(base: Path) -> dict[str, str]:
         "GEMINI_RELAY_PROJECT_ROOT": str(base),
         "GEMINI_MCP_BACKEND": "gemini",
     }
+
+
+def raw_post(port: int, host: bytes, extra: bytes = b"") -> int:
+    """A POST with a Host header no HTTP client library would send; the status it got."""
+    request = (
+        b"POST /mcp HTTP/1.1\r\nHost: " + host + b"\r\n" + extra
+        + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+    )  # fmt: skip
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1])
 
 
 def _copy(stream: IO[bytes], log: IO[str], found: list[str], ready: threading.Event) -> None:

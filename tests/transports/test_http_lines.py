@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 
 from gemini_relay.log import FLOOD_LIMIT
 from tests.transports.bad_lines import DROP, INVALID, LINES, PARSE, Expected, error, result
-from tests.transports.http_server import HttpServer, bare_env, serve_http
+from tests.transports.http_server import HttpServer, bare_env, raw_post, serve_http
 from tests.transports.raw_stdio import strict_json
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -96,20 +95,6 @@ def test_a_stateless_2026_request_gets_the_same_answers(
         response = http.post(server.url, content=body, headers=modern)
     assert response.status_code == 400
     assert outcome(response) == error(code, request_id)
-
-
-def raw_post(port: int, host: bytes, extra: bytes = b"") -> int:
-    """A POST with a Host header no HTTP client library would send; the status it got."""
-    request = (
-        b"POST /mcp HTTP/1.1\r\nHost: " + host + b"\r\n" + extra
-        + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
-    )  # fmt: skip
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(request)
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    return int(data.split(b" ", 2)[1])
 
 
 def test_refused_requests_are_logged_escaped_and_a_flood_of_them_is_summed_up(tmp_path: Path) -> None:
