@@ -215,15 +215,15 @@ def gated(limit: int = 3) -> tuple[Collected, list[float]]:
     return handler, now
 
 
-def record(name: str, msg: str, *args: object) -> logging.LogRecord:
-    return logging.LogRecord(name, logging.INFO, __file__, 1, msg, args, None)
+def record(name: str, msg: str, *args: object, line: int = 1) -> logging.LogRecord:
+    return logging.LogRecord(name, logging.INFO, __file__, line, msg, args, None)
 
 
 def test_a_flood_of_one_kind_of_request_line_is_cut_to_the_limit_then_summed_up_when_the_window_ends() -> None:
     handler, now = gated()
     for n in range(100):
         handler.handle(record(requests_log.name, "Refused Host %s", n))
-    handler.handle(record(requests_log.name, "Another kind %s", 1))
+    handler.handle(record(requests_log.name, "Another kind %s", 1, line=2))
     assert handler.lines == ["Refused Host 0", "Refused Host 1", "Refused Host 2", "Another kind 1"]
     now[0] = 61.0
     handler.handle(record(requests_log.name, "Refused Host %s", 100))
@@ -233,10 +233,10 @@ def test_a_flood_of_one_kind_of_request_line_is_cut_to_the_limit_then_summed_up_
 def test_library_lines_are_rate_limited_and_the_relays_own_lines_never_are() -> None:
     handler, _ = gated()
     for n in range(10):
-        handler.handle(record("uvicorn.error", "Invalid HTTP request received. %s", n))
-        handler.handle(record(logger.name, "Tool gemini-ask(%s)", n))
-        handler.handle(record("gemini_relay.tools", "Run %s done", n))
-    assert sum(line.startswith("Invalid HTTP") for line in handler.lines) == 3
+        handler.handle(record("mcp.server.transport_security", f"Invalid Host header: {n}"))  # formatted in
+        handler.handle(record(logger.name, "Tool gemini-ask(%s)", n, line=2))
+        handler.handle(record("gemini_relay.tools", "Run %s done", n, line=3))
+    assert sum(line.startswith("Invalid Host") for line in handler.lines) == 3
     assert sum(line.startswith("Tool") for line in handler.lines) == 10
     assert sum(line.startswith("Run") for line in handler.lines) == 10
 

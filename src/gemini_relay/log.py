@@ -28,9 +28,10 @@ FLOOD_WINDOW = 60.0
 # What counts as a flag name; any other argument (a prompt that starts with "-", say) is a value.
 _FLAG_NAME = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]*")
 _ARGUMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
-# C0 and C1 controls, DEL, and the invisible format characters that reorder or hide text (bidi overrides).
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
-_UNSAFE_KEEP_NEWLINES = re.compile(_UNSAFE.pattern.replace("\x0a-", "\x0b-"))
+# Besides C0 controls (tab aside): DEL, C1 controls, and the invisible characters that reorder or hide text.
+_INVISIBLE = "\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb"
+_UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f{_INVISIBLE}]")
+_UNSAFE_KEEP_NEWLINES = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
 
 
 def escape(text: str, *, keep_newlines: bool = False) -> str:
@@ -96,8 +97,9 @@ class SafeFormatter(logging.Formatter):
 
 
 class FloodGate(logging.Filter):
-    """Per kind of line (logger and message template), the first `limit` in each `window` seconds pass; the rest
-    are counted, and one line per kind says how many were suppressed once the window is over."""
+    """Per kind of line (where it is logged from: libraries format values into their messages), the first `limit`
+    in each `window` seconds pass; the rest are counted, and one line per kind says how many were suppressed once
+    the window is over."""
 
     def __init__(
         self,
@@ -115,7 +117,8 @@ class FloodGate(logging.Filter):
         self._timers = timers
         self._lock = threading.RLock()
         self._start = clock()
-        self._seen: dict[tuple[str, str], int] = {}
+        self._seen: dict[tuple[str, str, int], int] = {}
+        self._first: dict[tuple[str, str, int], str] = {}  # the kind's message template, for its summary
         self._timer: threading.Timer | None = None
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -124,8 +127,9 @@ class FloodGate(logging.Filter):
         with self._lock:
             if self._clock() - self._start >= self._window:
                 self.flush()
-            key = (record.name, str(record.msg))
+            key = (record.name, record.pathname, record.lineno)
             self._seen[key] = seen = self._seen.get(key, 0) + 1
+            self._first.setdefault(key, str(record.msg))
             if seen == self._limit + 1 and self._timers and self._timer is None:
                 self._timer = threading.Timer(max(0.0, self._start + self._window - self._clock()), self.flush)
                 self._timer.daemon = True
@@ -135,13 +139,14 @@ class FloodGate(logging.Filter):
     def flush(self) -> None:
         """One line per kind that was suppressed; a new window starts."""
         with self._lock:
-            seen, self._seen = self._seen, {}
+            seen, first, self._seen, self._first = self._seen, self._first, {}, {}
             elapsed, self._start = self._clock() - self._start, self._clock()
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            for (name, template), count in seen.items():
+            for key, count in seen.items():
                 if count > self._limit:
+                    name, template = key[0], first[key]
                     summary = logging.LogRecord(
                         name, logging.WARNING, __file__, 0, "suppressed %d similar lines in %.0fs (%s)",
                         (count - self._limit, elapsed, template[:80]), None,

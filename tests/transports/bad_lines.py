@@ -55,6 +55,7 @@ LINES: list[tuple[str, bytes, Expected]] = [
     ("no method", b'{"jsonrpc":"2.0","id":27}', error(INVALID, 27)),
     ("JSON-RPC 1.0", b'{"jsonrpc":"1.0","id":"x","method":"tools/list"}', error(INVALID, "x")),
     ("params that are an array", b'{"jsonrpc":"2.0","id":28,"method":"tools/list","params":[1]}', error(INVALID, 28)),
+    ("params that are null, as if omitted", b'{"jsonrpc":"2.0","id":33,"method":"ping","params":null}', result(33)),
     ("a notification with a number as method", b'{"jsonrpc":"2.0","method":5}', error(INVALID)),
     ("an unknown notification", b'{"jsonrpc":"2.0","method":"notifications/whatever"}', DROP),
     ("a response nobody asked for", b'{"jsonrpc":"2.0","id":31,"result":{}}', DROP),

@@ -53,9 +53,9 @@ def vet(raw: bytes, parse_limit: int | None = None, *, responses: bool = False) 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        shown = raw.decode("utf-8", errors="replace")
+        replaced = raw.decode("utf-8", errors="replace")
         return Refusal(
-            readable_id(shown), PARSE_ERROR, f"Parse error: not UTF-8 (byte 0x{raw[exc.start]:02x} at {exc.start})"
+            readable_id(replaced), PARSE_ERROR, f"Parse error: not UTF-8 (byte 0x{raw[exc.start]:02x} at {exc.start})"
         )
     if parse_limit is not None and len(raw) > parse_limit:
         return text
@@ -94,7 +94,7 @@ def _envelope_problem(message: dict[str, Any]) -> str | None:
         return 'jsonrpc must be "2.0"'
     if not isinstance(message.get("method"), str):
         return "method must be a string" if "method" in message else "method is missing"
-    if "params" in message and not isinstance(message["params"], dict):
+    if message.get("params") is not None and not isinstance(message["params"], dict):  # null: as if omitted
         return f"params must be an object, not {_kind(message['params'])}"
     return None
 
