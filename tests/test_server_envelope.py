@@ -4,8 +4,6 @@ with a JSON-RPC error carrying that id, instead of leaving the client to wait ou
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -18,6 +16,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from tests.harness import Relay
+from tests.transports.raw_stdio import stop
 
 pytestmark = pytest.mark.anyio
 
@@ -63,13 +62,7 @@ async def raw_server(relay: Relay) -> AsyncIterator[Wire]:
         await wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         yield wire
     finally:
-        assert process.stdin is not None
-        await process.stdin.aclose()
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+        await stop(process)
 
 
 def nested(levels: int) -> str:

@@ -1,16 +1,24 @@
-"""HTTP: what `gemini-relay --http` lets in. Each request is a valid initialize that only its one flaw should stop."""
+"""HTTP: what `gemini-relay --http` lets in. Each request is a valid initialize that only its one flaw should stop.
+
+Then a flood of refused requests whose Host carries terminal escapes, on a server of its own: what it logs must be
+escaped and rate-limited (2,000 refusals wrote 2,001 raw lines before; now FLOOD_LIMIT lines and one summary).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx2
 
-from bench.reliability.table import Figure, at_least, zero
+from bench.kill9 import World
+from bench.reliability.table import Figure, at_least, at_most, zero
 from bench.reliability.world import left_running, world
-from tests.transports.http_server import serve_http
+from gemini_relay.log import FLOOD_LIMIT
+from tests.transports.http_server import raw_post, serve_http
 
 CATEGORY = "HTTP"
 TOKEN = "reliability-token"
@@ -18,6 +26,8 @@ HELLO = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"na
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 BINDS = ("0.0.0.0:0", "[::]:0", "192.0.2.1:0", "localhost.evil.example:0")
+HOSTILE_HOST = b"evil\x1b[31m.example\x1b]0;owned\x07\x9b2J"
+_RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def attempts(port: int) -> list[tuple[str, dict[str, str], bytes]]:
@@ -64,9 +74,30 @@ async def attack(short: bool) -> list[Figure]:
             tried += 1
             if (outcome := refused_bind(w.relay.env, bind)) is not None:
                 accepted.append(f"--http {bind}: {outcome}")
+        flood = 500 if short else 2000
+        lines, raw, unrefused = flood_log(w, flood)
         left = await left_running(w)
     return [
         Figure(CATEGORY, "control: the right token opens a session", f"HTTP {control}", "HTTP 200", control == 200),
         at_least(CATEGORY, "hostile requests and binds", tried, 10),
-        zero(CATEGORY, "accepted", accepted + left),
+        zero(CATEGORY, "accepted", accepted + left + unrefused),
+        at_most(
+            CATEGORY, f"log lines for {flood:,} refused requests (Host with terminal escapes)", lines, FLOOD_LIMIT + 1
+        ),  # fmt: skip
+        zero(CATEGORY, "raw control characters in the log", raw),
     ]
+
+
+def flood_log(w: World, count: int) -> tuple[int, list[str], list[str]]:
+    """Lines the server logged about `count` refused requests (its summary at exit included), the log lines that
+    carry a raw control character, and the requests not refused with 421."""
+    log = Path(w.relay.stderr_path).with_name("flood-stderr.log")
+    unrefused: list[str] = []
+    with serve_http(w.relay.env, w.relay.project, log) as server:
+        for _ in range(count):
+            status = raw_post(server.port, HOSTILE_HOST)
+            if status != 421:
+                unrefused.append(f"Host with escapes: HTTP {status}")
+    text = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    about = [line for line in text if "Host" in line or "similar lines" in line]  # the SDK's wording was "Invalid Host"
+    return len(about), [repr(line[:120]) for line in text if _RAW_CONTROL.search(line)], unrefused

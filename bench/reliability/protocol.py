@@ -1,6 +1,7 @@
 """bad input, protocol: malformed JSON-RPC lines, a 50 MB message, messages split across reads, over raw stdio.
 
-After each abuse a ping must answer within a bound: the server is still serving.
+After each abuse a ping must answer within a bound: the server is still serving. A line after which the server
+has exited crashed it (a 5,000-digit id did, until the lines were vetted: transports/rpc_lines.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ MALFORMED: list[bytes] = [
     b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}',
     b'{"jsonrpc":"2.0","id":12,"method":"resources/read","params":{"uri":"file:///etc/passwd"}}',
     b'{"jsonrpc":"2.0","id":13,"method":"prompts/get","params":{"name":"gemini-ask","arguments":{"prompt":1}}}',
+    b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
+    b'\xef\xbb\xbf{"jsonrpc":"2.0","id":14,"method":"ping"}', b'{"jsonrpc":"2.0","id":-Infinity,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":null,"method":"ping"}', b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+    b'{"jsonrpc":"2.0","id":15,"method":"ping","params":{"x":"\xff"}}',
+    b'{"jsonrpc":"2.0","id":16,"method":"tools/list","params":[1]}', b'{"jsonrpc":"2.0","method":5}',
 ]  # fmt: skip
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "abuse", "version": "1"}}
 INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": HELLO}
@@ -71,7 +78,7 @@ class Raw:
         return self.replies.get(rid)
 
 
-async def abuse(w: World, short: bool) -> tuple[int, list[str], list[str]]:
+async def abuse(w: World, short: bool) -> tuple[int, list[str], list[str], list[str]]:
     env = {**w.relay.env}
     stderr = w.relay.stderr_path.open("ab")
     attacks: list[tuple[str, list[bytes]]] = [(f"malformed line {line[:40]!r}", [line + b"\n"]) for line in MALFORMED]
@@ -84,6 +91,7 @@ async def abuse(w: World, short: bool) -> tuple[int, list[str], list[str]]:
     attacks.append(("two messages in one read, cut mid-message", [two[:60], two[60:]]))
     dead: list[str] = []
     unanswered: list[str] = []
+    crashed: list[str] = []
     async with await anyio.open_process([sys.executable, "-m", "gemini_relay"], env=env, cwd=str(w.relay.project),
                                         stderr=stderr, start_new_session=True) as proc:  # fmt: skip
         raw = Raw(proc)
@@ -104,7 +112,11 @@ async def abuse(w: World, short: bool) -> tuple[int, list[str], list[str]]:
                     unanswered.append(what)
                 await raw.send(json.dumps({"jsonrpc": "2.0", "id": f"ping{n}", "method": "ping"}).encode() + b"\n")
                 if await raw.reply(f"ping{n}") is None:
+                    with anyio.move_on_after(5):
+                        await proc.wait()
                     dead.append(f"after {what}: no ping answer within {PING_BOUND:g}s (exit {proc.returncode})")
+                    if proc.returncode is not None:
+                        crashed.append(f"{what}: the server exited {proc.returncode}")
                     break
             tg.cancel_scope.cancel()
         assert proc.stdin is not None
@@ -114,15 +126,16 @@ async def abuse(w: World, short: bool) -> tuple[int, list[str], list[str]]:
         if proc.returncode is None:
             proc.kill()
     stderr.close()
-    return len(attacks), dead, unanswered
+    return len(attacks), dead, unanswered, crashed
 
 
 async def attack(short: bool) -> list[Figure]:
     with world("protocol") as w:
-        count, dead, unanswered = await abuse(w, short)
+        count, dead, unanswered, crashed = await abuse(w, short)
         left = await left_running(w)
     return [
         at_least(CATEGORY, "protocol abuses (malformed JSON-RPC, big, split)", count, len(MALFORMED) + 3),
         zero(CATEGORY, "abuses after which a ping went unanswered", dead + unanswered),
+        zero(CATEGORY, "stdio lines that crash the server", crashed),
         zero(CATEGORY, "processes left (protocol)", left),
     ]

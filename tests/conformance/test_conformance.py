@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.real_clients import CONFORMANCE, NODE22, installed_version, require
-from tests.transports.http_server import HttpServer, serve_http
+from tests.transports.http_server import HttpServer, bare_env, serve_http
 
 SCENARIOS = (
     "server-initialize",
@@ -29,14 +29,7 @@ RUN_TIMEOUT = 180.0
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     base = tmp_path_factory.mktemp("conformance")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "HOME": str(base),
-        "GEMINI_RELAY_STATE_DIR": str(base / "state"),
-        "GEMINI_RELAY_PROJECT_ROOT": str(base),
-        "GEMINI_MCP_BACKEND": "gemini",
-    }
+    env = bare_env(base)
     with serve_http(env, base, base / "server-stderr.log") as running:
         yield running
 

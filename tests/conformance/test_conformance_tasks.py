@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.real_clients import CONFORMANCE, NODE22, require
-from tests.transports.http_server import HttpServer, serve_http
+from tests.transports.http_server import HttpServer, bare_env, serve_http
 
 # scenario -> the checks in it that apply to a server without the runner's fixture tools
 APPLICABLE = {
@@ -31,14 +31,7 @@ RUN_TIMEOUT = 180.0
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     base = tmp_path_factory.mktemp("conformance-tasks")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "HOME": str(base),
-        "GEMINI_RELAY_STATE_DIR": str(base / "state"),
-        "GEMINI_RELAY_PROJECT_ROOT": str(base),
-        "GEMINI_MCP_BACKEND": "gemini",
-    }
+    env = bare_env(base)
     with serve_http(env, base, base / "server-stderr.log") as running:
         yield running
 

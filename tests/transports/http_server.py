@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -65,6 +66,32 @@ class HttpServer:
         if self.proc.stderr is not None:
             self.proc.stderr.close()
         return code
+
+
+def bare_env(base: Path) -> dict[str, str]:
+    """A world under `base` with no backend to reach: enough for what the server answers by itself."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": str(base),
+        "GEMINI_RELAY_STATE_DIR": str(base / "state"),
+        "GEMINI_RELAY_PROJECT_ROOT": str(base),
+        "GEMINI_MCP_BACKEND": "gemini",
+    }
+
+
+def raw_post(port: int, host: bytes, extra: bytes = b"") -> int:
+    """A POST with a Host header no HTTP client library would send; the status it got."""
+    request = (
+        b"POST /mcp HTTP/1.1\r\nHost: " + host + b"\r\n" + extra
+        + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+    )  # fmt: skip
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1])
 
 
 def _copy(stream: IO[bytes], log: IO[str], found: list[str], ready: threading.Event) -> None:

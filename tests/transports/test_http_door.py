@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.transports.http_server import HttpServer, serve_http
+from tests.transports.http_server import HttpServer, bare_env, serve_http
 
 TOKEN = "s3cret-token"
 INIT = {
@@ -27,14 +27,7 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "appl
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     base = tmp_path_factory.mktemp("door")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "HOME": str(base),
-        "GEMINI_RELAY_STATE_DIR": str(base / "state"),
-        "GEMINI_RELAY_PROJECT_ROOT": str(base),
-        "GEMINI_MCP_BACKEND": "gemini",
-    }
+    env = bare_env(base)
     with serve_http(env, base, base / "server-stderr.log", token=TOKEN) as running:
         yield running
 

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gemini_relay.errors import ConfigError
-from gemini_relay.log import logger
+from gemini_relay.log import logger, requests_log, shown
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -133,6 +133,7 @@ class Door:
     """ASGI middleware in front of the MCP app: Host/Origin first (421/403), then the bearer token (401).
 
     Host and Origin come first so a rebinding page learns nothing from the token check; the SDK checks them again.
+    Each refusal is logged with the header escaped and cut short, and a flood of them is rate-limited (log.py).
     A browser cannot send a header to open the page: `/?token=...` (checked in constant time) sets an HttpOnly,
     SameSite=Strict cookie and redirects to `/`; the cookie opens the page's paths (never /mcp).
     """
@@ -147,7 +148,8 @@ class Door:
         cookie_paths: Callable[[str], bool] = lambda path: False,
     ) -> None:
         self.app = app
-        self._security = TransportSecurityMiddleware(security)
+        self._hosts = frozenset(security.allowed_hosts)
+        self._origins = frozenset(security.allowed_origins)
         self._token = token
         self._expected = f"Bearer {token}".encode() if token else None
         self._cookie_name = page_cookie_name(port)
@@ -159,7 +161,7 @@ class Door:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        rejection = await self._security.validate_request(request, is_post=False)
+        rejection = self._foreign(request)
         if rejection is not None:
             await rejection(scope, receive, send)
             return
@@ -168,6 +170,9 @@ class Door:
                 await self._exchange(request.query_params["token"])(scope, receive, send)
                 return
             if not self._authorized(request):
+                requests_log.info(
+                    "Refused a request to %s without the right bearer token (401)", shown(request.url.path)
+                )
                 text = "Unauthorized"
                 if self._cookie_paths(request.url.path):
                     text += ": open /?token=<the relay's token> once in this browser (see the README, HTTP page)"
@@ -176,11 +181,23 @@ class Door:
                 return
         await self.app(scope, receive, send)
 
+    def _foreign(self, request: Request) -> Response | None:
+        """421 for a Host, 403 for an Origin that does not name this listener (as the SDK's check answers)."""
+        host, origin = request.headers.get("host"), request.headers.get("origin")
+        if host not in self._hosts:
+            requests_log.info("Refused a request with Host %s (421): not this listener", shown(host))
+            return Response("Invalid Host header", status_code=421)
+        if origin and origin not in self._origins:
+            requests_log.info("Refused a request with Origin %s (403): not this listener", shown(origin))
+            return Response("Invalid Origin header", status_code=403)
+        return None
+
     def _exchange(self, presented: str) -> Response:
         """The page's login: a right token becomes the cookie and a redirect to `/` that drops it from the URL."""
         assert self._token is not None and self._cookie is not None
         headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
         if not hmac.compare_digest(presented.encode(), self._token.encode()):
+            requests_log.info("Refused a page login with a wrong token (401)")
             return PlainTextResponse("Unauthorized: wrong token", status_code=401, headers=headers)
         response = RedirectResponse("/", status_code=303, headers=headers)
         response.set_cookie(self._cookie_name, self._cookie.decode(), httponly=True, samesite="strict", path="/")

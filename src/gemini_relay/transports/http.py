@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gemini_relay.log import logger
 from gemini_relay.transports.guard import Address, Door, security_settings
+from gemini_relay.transports.http_envelope import EnvelopeCheck
 from gemini_relay.transports.page import Page, is_page_path
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a prompt with inlined files is far below this; more is a mistake or abuse
@@ -110,7 +111,8 @@ def build_app(server: Server[Any], options: HttpOptions, port: int, page: Page |
     )
     if page is not None:
         app.router.routes.extend(page.routes())
-    return Door(app, security, options.token, port=port, cookie_paths=is_page_path)
+    checked = EnvelopeCheck(app, PATH, options.max_body)
+    return Door(checked, security, options.token, port=port, cookie_paths=is_page_path)
 
 
 async def serve_http(

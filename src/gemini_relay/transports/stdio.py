@@ -11,7 +11,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from gemini_relay.log import logger
+from gemini_relay.log import logger, requests_log, shown
 from gemini_relay.transports.rpc_envelope import error_reply_for
 from gemini_relay.transports.stdio_front import StdioFront
 
@@ -51,7 +51,7 @@ async def serve_stdio(
 
 class _EofNotifying:
     """A read stream that reports the client hanging up (stdin EOF) before in-flight calls are cancelled, and
-    answers a request the SDK could not parse but whose id is readable (the SDK would drop it unanswered)."""
+    answers a message the SDK could not parse (the SDK would drop it unanswered)."""
 
     def __init__(self, inner: Any, on_eof: Callable[[], None], replies: Any = None) -> None:
         self._inner = inner
@@ -71,7 +71,10 @@ class _EofNotifying:
             reply = error_reply_for(item) if isinstance(item, Exception) and self._replies is not None else None
             if reply is None:
                 return item
-            logger.info("answered an invalid JSON-RPC request (id %r) with error %d", reply.id, reply.error.code)
+            requests_log.info(
+                "Answered an invalid JSON-RPC line (id %s) with error %d: %s",
+                shown(reply.id), reply.error.code, shown(reply.error.message),
+            )  # fmt: skip
             await self._replies.send(SessionMessage(message=reply))
 
     def __aiter__(self) -> _EofNotifying:

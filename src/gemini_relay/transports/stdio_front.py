@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from gemini_relay import __version__
-from gemini_relay.log import logger
+from gemini_relay.log import logger, requests_log, shown
+from gemini_relay.transports.rpc_lines import Refusal, id_of, vet
 
 CACHE_NAME = "stdio-front.json"
 CACHE_KEYS = 8  # setups remembered (e.g. one per project)
@@ -118,6 +119,7 @@ class StdioFront:
         self._setup = setup
         self._in = os.fdopen(_private_dup(0), "rb", closefd=False)
         self.out = os.fdopen(_private_dup(1), "wb", closefd=False)
+        self._out_lock = threading.Lock()  # the front's refusals and the SDK's answers come from different threads
         _divert(0, os.open(os.devnull, os.O_RDONLY))
         _divert(1, os.dup(2))
         self._lines: queue.Queue[bytes] = queue.Queue()
@@ -153,10 +155,17 @@ class StdioFront:
         self._lines.put(_READY)
 
     def _answer(self, line: bytes) -> bool:
-        """True when the front answered `line` (it may still be forwarded, see pending); False: the SDK's."""
-        message = _parse(line)
+        """True when the front answered `line` (it may still be forwarded, see pending); False: the SDK's, which
+        answers whatever is wrong with it (a line the front cannot take closes the front, never the server)."""
+        try:
+            return self._answer_message(_parse(line), line)
+        except (ValueError, RecursionError):  # params json.dumps cannot write back, say
+            self._open = False
+            return False
+
+    def _answer_message(self, message: dict[str, Any] | None, line: bytes) -> bool:
         method = message.get("method") if message is not None else None
-        if message is None or not isinstance(method, str):
+        if message is None or not isinstance(method, str) or ("id" in message and id_of(message) is None):
             self._open = False
             return False
         if "id" not in message:  # a notification (notifications/initialized): the SDK's, and the front stays open
@@ -176,7 +185,7 @@ class StdioFront:
             self._sent_tools = entry["tools"]
             self.pending.append(line)  # the SDK's session must be initialized too
             return True
-        if method == "tools/list" and self._sent_tools is not None and not (message.get("params") or {}).get("cursor"):
+        if method == "tools/list" and self._sent_tools is not None and _first_page(message):
             self._write({"jsonrpc": "2.0", "id": request_id, "result": self._sent_tools})
             self.answered.append("tools/list")
             verify = {"jsonrpc": "2.0", "id": VERIFY_ID, "method": "tools/list"}
@@ -189,8 +198,12 @@ class StdioFront:
         return False
 
     def _write(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
-        self.out.flush()
+        self.write_line(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+
+    def write_line(self, data: bytes) -> None:
+        with self._out_lock:
+            self.out.write(data)
+            self.out.flush()
 
     def _read(self) -> None:
         for line in self._in:
@@ -211,12 +224,13 @@ class StdioFront:
             return
         self._seen += 1
         message = _parse(line)
-        if message is None or "id" not in message or message["id"] == VERIFY_ID:
+        if message is None or id_of(message) is None or message["id"] == VERIFY_ID:
             return
         if message.get("method") == "initialize" and self._key is None:
-            self._key = _request_key(self._setup, message.get("params"))
-            self._watch[message["id"]] = "initialize"
-        elif message.get("method") == "tools/list" and not (message.get("params") or {}).get("cursor"):
+            with contextlib.suppress(ValueError, RecursionError):  # unrecordable params: this start records nothing
+                self._key = _request_key(self._setup, message.get("params"))
+                self._watch[message["id"]] = "initialize"
+        elif message.get("method") == "tools/list" and _first_page(message):
             self._watch.setdefault(message["id"], "tools")
 
     def outgoing(self, text: str) -> bool:
@@ -277,11 +291,28 @@ class FrontStdin:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._front.next_line()
-        if line == _EOF:
-            raise StopAsyncIteration
-        self._front.inspect_in(line)
-        return line.decode("utf-8", errors="replace")
+        """The next line for the SDK; a blank line is skipped, and a line the SDK would misread is answered here
+        (rpc_lines): the SDK never sees it."""
+        while True:
+            line = await self._front.next_line()
+            if line == _EOF:
+                raise StopAsyncIteration
+            if not line.strip():
+                continue
+            verdict = vet(line, parse_limit=INSPECT_MAX)
+            if isinstance(verdict, str):
+                self._front.inspect_in(line)
+                return verdict
+            await self._refuse(verdict)
+
+    async def _refuse(self, refusal: Refusal) -> None:
+        import anyio.to_thread
+
+        requests_log.info(
+            "Answered an invalid JSON-RPC line (id %s) with error %d: %s",
+            shown(refusal.request_id), refusal.code, shown(refusal.message),
+        )  # fmt: skip
+        await anyio.to_thread.run_sync(self._front.write_line, refusal.wire())
 
 
 class FrontStdout:
@@ -300,14 +331,7 @@ class FrontStdout:
         text, self._buffer = "".join(self._buffer), []
         if not text or not self._front.outgoing(text):
             return
-        data = text.encode("utf-8")
-        out = self._front.out
-
-        def send() -> None:
-            out.write(data)
-            out.flush()
-
-        await anyio.to_thread.run_sync(send)
+        await anyio.to_thread.run_sync(self._front.write_line, text.encode("utf-8"))
 
 
 _READY = b"\0ready"  # a marker object in the line queue (compared by identity)
@@ -323,6 +347,12 @@ def _parse(line: bytes, limit: int | None = INSPECT_MAX) -> dict[str, Any] | Non
     except (ValueError, RecursionError):  # a deeply nested line is the SDK's to refuse, never a crash here
         return None
     return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def _first_page(message: dict[str, Any]) -> bool:
+    """A tools/list without a cursor (params that are not an object are the SDK's to refuse)."""
+    params = message.get("params")
+    return params is None or (isinstance(params, dict) and not params.get("cursor"))  # pyright: ignore[reportUnknownMemberType]
 
 
 def _private_dup(fd: int) -> int:
