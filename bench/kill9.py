@@ -320,6 +320,7 @@ def make_world(base: Path, api: FakeGeminiApi) -> World:
         "GEMINI_MCP_BACKEND": "gemini",
         "GEMINI_DEFAULT_MODEL": TEST_MODEL,
         "GEMINI_RELAY_KILL_GRACE": "2",
+        "GEMINI_RELAY_WARM": "off",  # these trials check the cold CLI's process contract (kill points, fakes)
     }
     relay = Relay(base, project, Path(cli_env["GEMINI_CLI_HOME"]), api, env, base / "server-stderr.log")
     return World(relay=relay, store=FileJobStore(state))

@@ -18,7 +18,9 @@ from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
 
-WARM = {"GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.1"}
+# The RSS recycle has its own tests (tests/backends/acp); here a loaded machine's late GC must not boot a second CLI
+# under a test that counts them.
+WARM = {"GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.1", "GEMINI_RELAY_WARM_MAX_RSS_MB": "4096"}
 THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+)")
 CACHE_KEY = re.compile(r"(?<=[Cc]ache key: )\w+|(?<=cacheKey=\")\w+")
 BOUND = 30.0
@@ -249,7 +251,8 @@ async def test_servers_whose_environments_differ_only_in_unrelated_variables_sha
 
 
 async def test_with_no_relay_variable_set_the_server_prewarms_and_serves_asks_from_one_warm_cli(relay: Relay) -> None:
-    async with relay.client(GEMINI_RELAY_WARM=None) as client:  # the README's setup: warm is the default
+    # The README's setup: warm is the default (the RSS ceiling raised as in WARM, for a loaded machine).
+    async with relay.client(GEMINI_RELAY_WARM=None, GEMINI_RELAY_WARM_MAX_RSS_MB="4096") as client:
         pids = await wait_for_warm_process(relay.home)  # booted when the server started, before any call
         first = await client.call_tool("gemini-ask", {"prompt": "first"})
         later = await client.call_tool("gemini-ask", {"prompt": "later"})
