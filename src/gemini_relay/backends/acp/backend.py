@@ -209,8 +209,12 @@ def _finish(item: Inbound, translator: UpdateTranslator) -> AgentEvent:
     if stop == "cancelled":
         raise RunFailed("gemini --acp cancelled the turn", partial_text=translator.text, retryable=True)
     if stop == "end_turn" and not translator.text.strip():
-        # The cold path fails the same upstream behaviour (an empty or blocked answer) the same way.
-        raise RunFailed("Gemini returned no usable answer: the model sent an empty or blocked response")
+        # Failed as cold fails it, but unnamed: over ACP the CLI ends an empty answer, a SAFETY/RECITATION block
+        # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which).
+        raise RunFailed(
+            "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
+            "does not say which: an empty answer, a safety or recitation block, or no finish reason)"
+        )
     return translator.finished(item.payload)
 
 
