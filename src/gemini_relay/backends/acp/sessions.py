@@ -137,6 +137,11 @@ class Lease:
     created: bool  # session/new (a fresh conversation) rather than a live or loaded one
     _warm: WarmProcess
 
+    @property
+    def home(self) -> Path:
+        """The CLI home the process records its sessions in."""
+        return cli_home(self._warm.launch.env)
+
     def discard(self) -> None:
         """The process misbehaved (a turn that would not settle): stop it once this lease ends."""
         self._warm.draining = True
