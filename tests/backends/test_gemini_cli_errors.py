@@ -298,6 +298,13 @@ def test_a_suggested_retry_delay_is_kept_in_the_message() -> None:
     assert "Suggested retry after 1s." in failure("quota_retry").message
 
 
+@pytest.mark.parametrize("scenario", ["quota", "quota_retry", "quota_daily"])
+def test_the_clis_terminal_advice_after_a_429_is_dropped_as_warm_never_gets_it(scenario: str) -> None:
+    exc = failure(scenario)
+    assert "/auth method" not in exc.message and "AI Studio" not in exc.message
+    assert exc.http_status == 429
+
+
 def test_a_daily_quota_is_quota_exhausted_and_not_retryable() -> None:
     exc = failure("quota_daily")
     assert exc.message.startswith(

@@ -15,6 +15,7 @@ from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env, gemini_home
 from gemini_relay.backends.gemini_cli_args import build_invocation
 from gemini_relay.backends.gemini_cli_errors import classify_exit
+from gemini_relay.backends.gemini_usage import with_call_usage
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, parse_flags
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
@@ -154,7 +155,8 @@ class GeminiCliBackend:
         if failure is not None:
             logger.info("gemini exited %d (%s)", run.exit.returncode, failure.reason)
             raise failure
-        yield verdict(seen)
+        # The recording's count, as warm reports it: stream-json's stats add the router's request and drop thoughts.
+        yield await with_call_usage(verdict(seen), home, seen.session_id)
 
     def _clear_stale_lock(self, home: Path) -> None:
         """A crashed CLI can leave `projects.json.lock` behind; the next start then stalls 10 s waiting for it."""

@@ -23,7 +23,8 @@ _NOISE = re.compile(
 _TELLING = re.compile(r"error|fail|exhausted|quota|invalid|denied|not found|must|cannot|unable|refused", re.I)
 STDERR_DETAIL_CHARS = 600
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# The CLI wraps API errors as `[API Error: <text>]`, sometimes followed by a line of advice.
+# The CLI wraps API errors as `[API Error: <text>]`; after a 429 it adds its own advice for the terminal app ("…or
+# switch to another /auth method"), which ACP does not send: dropped, so both paths word a failure alike.
 _API_ERROR = "[API Error: "
 
 
@@ -76,9 +77,9 @@ def classify_exit(
             )
     status = _HTTP_BY_RC.get(returncode)
     if status is not None:
-        return _api_error(status, detail)
+        return api_error(status, detail)
     if returncode == 1:
-        return _generic(detail)
+        return generic_failure(detail or "exit 1 with no error output")
     if returncode > 128:
         return RunFailed(
             f"gemini was killed by signal {_signal_name(returncode - 128)}" + (f": {detail}" if detail else ""),
@@ -87,8 +88,14 @@ def classify_exit(
     return RunFailed(f"gemini exited {returncode}" + (f": {detail}" if detail else " (no error output)"))
 
 
-def _api_error(status: int, detail: str) -> RunFailed:
-    text = detail or "no details"
+def api_error(status: int, detail: str) -> RunFailed:
+    """An error answer of the API with its HTTP status (cold: the exit code says it; warm: the JSON-RPC code)."""
+    failure = _api_error(status, detail or "no details")
+    failure.http_status = status
+    return failure
+
+
+def _api_error(status: int, text: str) -> RunFailed:
     if status == 429:
         return RunFailed(
             f"Gemini API quota or rate limit exhausted (HTTP 429): {text}",
@@ -107,13 +114,14 @@ def _api_error(status: int, detail: str) -> RunFailed:
     return RunFailed(f"The Gemini API rejected the request (HTTP {status}): {text}")
 
 
-def _generic(detail: str) -> RunFailed:
+def generic_failure(detail: str) -> RunFailed:
+    """A failure the CLI reports without an HTTP status (cold: exit 1; warm: the CLI's fallback code 500)."""
     lowered = detail.lower()
     if "not found" in lowered and "model" in lowered or "modelnotfound" in lowered:
         return RunFailed(f"Model not found: {detail.rstrip('.')}. See gemini-models for the ids this backend accepts.")
     if "fetch failed" in lowered or "econnrefused" in lowered or "terminated" in lowered:
         return RunFailed(f"Network error talking to the Gemini API: {detail}", retryable=True)
-    return RunFailed(f"gemini failed: {detail or 'exit 1 with no error output'}", reason=_reason(detail))
+    return RunFailed(f"gemini failed: {detail}", reason=_reason(detail))
 
 
 def _reason(detail: str) -> FailureReason:
@@ -142,13 +150,11 @@ def _signal_name(number: int) -> str:
 
 
 def clean_detail(text: str) -> str:
-    """`[API Error: {"error":{"message":"X"}}]` -> `X`; colour codes and the CLI's wrapper removed."""
+    """`[API Error: {"error":{"message":"X"}}]` -> `X`; colour codes, the CLI's wrapper and its advice removed."""
     text = _ANSI.sub("", text).strip()
     if text.startswith(_API_ERROR):
-        inner, sep, advice = text[len(_API_ERROR) :].partition("]\n")
-        if not sep:
-            inner = inner.removesuffix("]")
-        text = inner.strip() + (f"\n{advice.strip()}" if advice.strip() else "")
+        inner, sep, _advice = text[len(_API_ERROR) :].partition("]\n")
+        text = (inner if sep else inner.removesuffix("]")).strip()
     if text.startswith("{"):
         try:
             body = json.loads(text.partition("\n")[0])

@@ -36,6 +36,29 @@ def list_conversations(home: Path, limit: int) -> list[Conversation]:
     return list(found.values())
 
 
+def chats_files(home: Path, session_id: str) -> list[Path]:
+    """Every saved file of `session_id` under `<home>/.gemini/tmp/*/chats`."""
+    short = session_id[:8]
+    root = home / ".gemini" / "tmp"
+    return [p for p in root.glob(f"*/chats/session-*-{short}.jsonl") if header_id(p) == session_id]
+
+
+def latest_chats_file(home: Path, session_id: str) -> Path | None:
+    """The file the session records into now (a loaded session can have older, renamed ones)."""
+    return max(chats_files(home, session_id), key=_mtime, default=None)
+
+
+def header_id(path: Path) -> str | None:
+    """The session id in a recording's first line."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            header = json.loads(handle.readline() or "null")
+    except (OSError, ValueError):
+        return None
+    value = header.get("sessionId") if isinstance(header, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def _mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -50,14 +73,14 @@ def _read(path: Path) -> Conversation | None:
             more = handle.readline() != ""
     except OSError:
         return None
-    header = _json(lines[0]) if lines else None
+    header = json_record(lines[0]) if lines else None
     if header is None or not isinstance(header.get("sessionId"), str):
         return None
     last = header.get("lastUpdated") or header.get("startTime") or ""
     first_prompt = ""
     turns = False
     for line in lines[1:]:
-        record = _json(line)
+        record = json_record(line)
         if record is None:
             continue
         patch = record.get("$set")
@@ -94,14 +117,15 @@ def _last_update(path: Path) -> str | None:
     except OSError:
         return None
     for line in reversed(tail if size <= _TAIL_BYTES else tail[1:]):  # the first tail line may be cut
-        record = _json(line)
+        record = json_record(line)
         patch = record.get("$set") if record is not None else None
         if isinstance(patch, dict) and isinstance(patch.get("lastUpdated"), str):  # pyright: ignore[reportUnknownMemberType]
             return str(patch["lastUpdated"])  # pyright: ignore[reportUnknownArgumentType]
     return None
 
 
-def _json(line: str) -> dict[str, Any] | None:
+def json_record(line: str) -> dict[str, Any] | None:
+    """One recording line as an object; None for anything else (a cut line, a stray value)."""
     try:
         value = json.loads(line)
     except ValueError:

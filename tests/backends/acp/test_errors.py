@@ -43,3 +43,12 @@ def test_a_raw_api_error_body_is_reduced_to_the_apis_message_like_the_cold_path(
     body = '{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}'
     failure = prompt_failure(AcpRpcError(500, body))
     assert failure.message == "The Gemini API had an internal error (HTTP 500): An internal error has occurred."
+
+
+def test_a_500_without_the_apis_error_body_is_the_clis_own_fallback_classified_as_cold_classifies_exit_1() -> None:
+    not_found = "models/gemini-9 is not found for API version v1beta, or is not supported for generateContent."
+    model = prompt_failure(AcpRpcError(500, not_found))
+    assert model.message.startswith("Model not found: models/gemini-9 is not found") and model.retryable is None
+    malformed = prompt_failure(AcpRpcError(500, "Incomplete JSON segment at the end"))
+    assert malformed.message == "gemini failed: Incomplete JSON segment at the end"
+    assert malformed.retryable is None and malformed.http_status is None and capacity_of(malformed) is None

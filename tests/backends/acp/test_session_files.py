@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.acp.session_files import chats_files, protect_for_load, remove_load_leftovers
+from gemini_relay.backends.acp.session_files import protect_for_load, remove_load_leftovers
+from gemini_relay.backends.gemini_sessions import chats_files
 
 SID = "11111111-2222-3333-4444-555555555555"
 

@@ -24,10 +24,11 @@ from gemini_relay.backends.acp.updates import UpdateTranslator
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli_args import SESSION_ID, resolve_model, with_schema_instruction
+from gemini_relay.backends.gemini_usage import with_call_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
 from gemini_relay.backends.probe import locate
 from gemini_relay.config import Settings
-from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
+from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
@@ -194,7 +195,8 @@ async def _prompt(
                     raise RunFailed(f"{reason} during the run", partial_text=translator.text, retryable=True)
                 else:
                     settled = True
-                    yield _finish(item, translator)
+                    # The recording's count of the turn, as cold reports it: ACP's own has no thoughts or totals.
+                    yield await with_call_usage(_finish(item, translator), lease.home, session_id)
                     return
         finally:
             if not settled:
@@ -202,15 +204,19 @@ async def _prompt(
                     await _cancel_turn(lease, inbox)
 
 
-def _finish(item: Inbound, translator: UpdateTranslator) -> AgentEvent:
+def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
     if item.error is not None:
         raise prompt_failure(item.error, partial_text=translator.text)
     stop = item.payload.get("stopReason")
     if stop == "cancelled":
         raise RunFailed("gemini --acp cancelled the turn", partial_text=translator.text, retryable=True)
     if stop == "end_turn" and not translator.text.strip():
-        # The cold path fails the same upstream behaviour (an empty or blocked answer) the same way.
-        raise RunFailed("Gemini returned no usable answer: the model sent an empty or blocked response")
+        # Failed as cold fails it, but unnamed: over ACP the CLI ends an empty answer, a SAFETY/RECITATION block
+        # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which).
+        raise RunFailed(
+            "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
+            "does not say which: an empty answer, a safety or recitation block, or no finish reason)"
+        )
     return translator.finished(item.payload)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from gemini_relay.backends.acp.wire import AcpRpcError
-from gemini_relay.core.vocabulary import FailureReason
+from gemini_relay.backends.gemini_cli_errors import api_error, clean_detail, generic_failure
 from gemini_relay.errors import InputError, RunFailed
 
 _AUTH_CODE = -32000
@@ -14,47 +14,30 @@ _NOT_FOUND_WORDING = ("Session not found", "Invalid session identifier", "No pre
 
 
 def prompt_failure(error: AcpRpcError, *, partial_text: str = "") -> RunFailed:
-    """The failure for an error answer to `session/prompt` (the CLI puts the HTTP status in `code`)."""
-    text = _api_message((error.details or error.message or "no details").strip())
+    """The failure for an error answer to `session/prompt`: classified by the cold path's own rules."""
+    raw = (error.details or error.message).strip()
+    text = clean_detail(raw) or "no details"
     status = error.code if 400 <= error.code <= 599 else None
-    if status == 429:
-        failure = RunFailed(
-            f"Gemini API quota or rate limit exhausted (HTTP 429): {text}",
-            reason=FailureReason.QUOTA_EXHAUSTED,
-            retryable="daily" not in text.lower() and "PerDay" not in text,
-        )
-    elif status in (500, 502, 503, 504):
-        label = "is overloaded or unavailable" if status != 500 else "had an internal error"
-        failure = RunFailed(f"The Gemini API {label} (HTTP {status}): {text}", retryable=True)
-    elif status in (401, 403):
-        failure = RunFailed(f"The Gemini API refused the credentials (HTTP {status}): {text}")
-    elif status == 404:
-        failure = RunFailed(
-            f"Model not found (HTTP 404): {text.rstrip('.')}. See gemini-models for the ids this backend accepts."
-        )
-    elif status is not None:
-        failure = RunFailed(f"The Gemini API rejected the request (HTTP {status}): {text}")
+    if status == 500 and not _is_api_error_body(raw):
+        # The CLI answers `getErrorStatus(error) || 500`: an error without an HTTP status (a model not found, an
+        # unparsable response) gets 500 too. Only an API 500 carries the API's error body; cold exits 1 otherwise.
+        status = None
+    if status is not None:
+        failure = api_error(status, text)
     elif error.code == _AUTH_CODE:
         failure = auth_failure(error)
     else:
-        failure = RunFailed(f"gemini --acp failed: {text}")
-    failure.http_status = status
+        failure = generic_failure(text)
     failure.partial_text = partial_text
     return failure
 
 
-def _api_message(text: str) -> str:
-    """The API's own message when the CLI passes the raw error body (`{"error":{"message":…}}`) as the message:
-    the cold path's stream-json carries just that message, and both paths must word a failure alike."""
-    if not text.startswith("{"):
-        return text
+def _is_api_error_body(text: str) -> bool:
     try:
         body = json.loads(text)
     except ValueError:
-        return text
-    inner = body.get("error") if isinstance(body, dict) else None
-    message = inner.get("message") if isinstance(inner, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return message.strip() if isinstance(message, str) and message.strip() else text
+        return False
+    return isinstance(body, dict) and isinstance(body.get("error"), dict)  # pyright: ignore[reportUnknownMemberType]
 
 
 def auth_failure(error: AcpRpcError) -> RunFailed:

@@ -196,16 +196,16 @@ class WarmPool:
         """A session for a new conversation: a spare made in the background saves the ~30-70 ms session/new on the
         caller's clock. A caller that finds none raises the spare count for its key (up to max_spares), so a
         burst of fresh asks is served from spares the next time."""
-        state = take_spare(warm, key)
+        state = await take_spare(warm, key)
         if state is None and key in warm.spare_target:  # spares were kept for this key, and too few
             warm.spare_target[key] = min(self.max_spares, warm.spare_target[key] + 1)
             with anyio.move_on_after(REQUEST_TIMEOUT):
                 # A spare in flight is closer to done than a session/new started now (they queue on new_lock).
                 while state is None and warm.spare_making.get(key, 0) > 0:
                     await warm.spare_done.wait()
-                    state = take_spare(warm, key)
+                    state = await take_spare(warm, key)
         if state is None:
-            state = take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
+            state = await take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
         return state  # its replacement is made once the lease ends (lease)
 
     async def _new_session(self, warm: WarmProcess, connection: AcpConnection, cwd: Path) -> SessionState:

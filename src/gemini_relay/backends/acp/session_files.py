@@ -14,17 +14,11 @@ import json
 import re
 from pathlib import Path
 
+from gemini_relay.backends.gemini_sessions import chats_files
 from gemini_relay.log import logger
 
 _CLI_NAME = re.compile(r"^session-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2})-([A-Za-z0-9_-]{1,8})\.jsonl$")
 _HEAD_BYTES = 64 * 1024
-
-
-def chats_files(home: Path, session_id: str) -> list[Path]:
-    """Every saved file of `session_id` under `<home>/.gemini/tmp/*/chats`."""
-    short = session_id[:8]
-    root = home / ".gemini" / "tmp"
-    return [p for p in root.glob(f"*/chats/session-*-{short}.jsonl") if _header_id(p) == session_id]
 
 
 def protect_for_load(home: Path, session_id: str) -> list[Path]:
@@ -79,16 +73,6 @@ def _started_after(path: Path, since: float) -> bool:
         return path.stat().st_mtime >= since
     except OSError:
         return False
-
-
-def _header_id(path: Path) -> str | None:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            header = json.loads(handle.readline() or "null")
-    except (OSError, ValueError):
-        return None
-    value = header.get("sessionId") if isinstance(header, dict) else None
-    return value if isinstance(value, str) else None
 
 
 def _start_seconds(path: Path) -> str:

@@ -12,6 +12,8 @@ from typing import Any
 import anyio
 
 from gemini_relay.backends.acp.connection import AcpConnection
+from gemini_relay.backends.gemini_sessions import latest_chats_file
+from gemini_relay.log import logger
 from gemini_relay.supervise._posix import group_members
 
 SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
@@ -36,12 +38,14 @@ class Launch:
 
 @dataclass
 class SessionState:
-    """One conversation living in one process. `mode`/`model` are what the process last applied to it."""
+    """One conversation living in one process. `mode`/`model` are what the process last applied to it;
+    `default_model` is the model the CLI gave it when it was opened (its settings' model, else `auto`)."""
 
     session_id: str
     cwd: Path
     mode: str
     model: str | None
+    default_model: str | None = None
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
@@ -63,7 +67,8 @@ def group_rss(pgid: int) -> int:
 
 
 async def configure(connection: AcpConnection, state: SessionState, mode: str, model: str | None) -> None:
-    """Apply a mode and model to the session when they differ from what it last ran with.
+    """Apply a mode and model to the session when they differ from what it last ran with. No model means the CLI's
+    default, as a cold run without -m gets: a spare another caller set, or an earlier turn's model, is undone.
 
     Raises:
         AcpRpcError, AcpConnectionLost, TimeoutError.
@@ -72,6 +77,7 @@ async def configure(connection: AcpConnection, state: SessionState, mode: str, m
         if state.mode != mode:
             await connection.request("session/set_mode", {"sessionId": state.session_id, "modeId": mode})
             state.mode = mode
+        model = model or state.default_model
         if model is not None and state.model != model:
             await connection.request("session/set_model", {"sessionId": state.session_id, "modelId": model})
             state.model = model
@@ -79,7 +85,8 @@ async def configure(connection: AcpConnection, state: SessionState, mode: str, m
 
 def session_state(session_id: str, cwd: Path, result: dict[str, Any]) -> SessionState:
     mode = _current(result, "modes", "currentModeId") or "default"
-    return SessionState(session_id, cwd, mode, _current(result, "models", "currentModelId"))
+    model = _current(result, "models", "currentModelId")
+    return SessionState(session_id, cwd, mode, model, default_model=model)
 
 
 def _current(result: dict[str, Any], group: str, key: str) -> str | None:
@@ -130,6 +137,11 @@ class Lease:
     created: bool  # session/new (a fresh conversation) rather than a live or loaded one
     _warm: WarmProcess
 
+    @property
+    def home(self) -> Path:
+        """The CLI home the process records its sessions in."""
+        return cli_home(self._warm.launch.env)
+
     def discard(self) -> None:
         """The process misbehaved (a turn that would not settle): stop it once this lease ends."""
         self._warm.draining = True
@@ -147,16 +159,24 @@ def close_when_idle(warm: WarmProcess) -> None:
 
 
 def session_count(warm: WarmProcess) -> int:
-    """Every session the process holds: conversations, spares, and spares being made."""
-    return len(warm.sessions) + sum(map(len, warm.spares.values())) + sum(warm.spare_making.values())
+    """Every session the process holds: conversations, spares (dropped ones too: the CLI keeps them), and spares
+    being made."""
+    return len(warm.created | warm.sessions.keys()) + sum(warm.spare_making.values())
 
 
-def take_spare(warm: WarmProcess, key: SpareKey, *, any_settings: bool = False) -> SessionState | None:
+async def take_spare(warm: WarmProcess, key: SpareKey, *, any_settings: bool = False) -> SessionState | None:
     """A ready spare for `key`; with any_settings, one for the same cwd in another mode or model (the run then
-    applies its own settings, one set_mode/set_model round trip cheaper than session/new)."""
+    applies its own settings, one set_mode/set_model round trip cheaper than session/new).
+
+    A spare whose recording is gone is dropped: a cold CLI starting in the project deletes the recordings of
+    sessions without a prompt (its session cleanup), and a first prompt would then start a file without the header
+    that names the session, which neither `--resume` nor `session/load` finds."""
     keys = [key] if not any_settings else [k for k in warm.spares if k[0] == key[0]]
     for candidate in keys:
-        states = warm.spares.get(candidate)
-        if states:
-            return states.pop(0)
+        states = warm.spares.get(candidate, [])
+        while states:
+            state = states.pop(0)
+            if await anyio.to_thread.run_sync(latest_chats_file, cli_home(warm.launch.env), state.session_id):
+                return state
+            logger.info("Dropped a spare warm session whose recording was deleted")
     return None
