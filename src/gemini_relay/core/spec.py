@@ -78,3 +78,21 @@ class RunSpec:
     timeout_seconds: float = 45 * 60.0
     explicit: frozenset[str] = frozenset()
     media: MediaRequest | None = None  # set: a media generation (api backend), not a text turn
+
+    def to_json(self) -> dict[str, Any]:
+        """The one JSON encoding of a spec: the job store's meta.json and the host wire both use it."""
+        data = asdict(self)
+        data["cwd"] = str(self.cwd)
+        data["add_dirs"] = [str(p) for p in self.add_dirs]
+        data["explicit"] = sorted(self.explicit)
+        data["media"] = self.media.to_json() if self.media else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunSpec:
+        raw = dict(data)
+        raw["cwd"] = Path(raw["cwd"])
+        raw["add_dirs"] = tuple(Path(p) for p in raw.get("add_dirs", ()))
+        raw["explicit"] = frozenset(raw.get("explicit", ()))
+        raw["media"] = MediaRequest.from_json(raw["media"]) if raw.get("media") else None
+        return cls(**raw)

@@ -24,12 +24,10 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from gemini_relay.core import events as ev
 from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
-from gemini_relay.jobs.store import JobConflict, JobMeta
+from gemini_relay.jobs.store import JobConflict
 
 PROTOCOL = 2  # 2: a Finished and a result may travel without the text the deltas carried
-_ANY_BACKEND = BackendName.GEMINI  # JobMeta's codec needs one; the spec's encoding does not depend on it
 SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin
 MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels in one line
 
@@ -100,14 +98,11 @@ def decode_event(data: dict[str, Any], streamed: str | None = None) -> AgentEven
 
 
 def encode_spec(spec: RunSpec) -> dict[str, Any]:
-    """The spec in the job store's own JSON shape (JobMeta's codec), so there is one encoding of a RunSpec."""
-    spec_json: dict[str, Any] = JobMeta("", "", _ANY_BACKEND, spec, 0.0).to_json()["spec"]
-    return spec_json
+    return spec.to_json()
 
 
 def decode_spec(data: dict[str, Any]) -> RunSpec:
-    return JobMeta.from_json({"job_id": "", "tool": "", "backend": _ANY_BACKEND.value, "spec": data,
-                              "created_at": 0.0}).spec  # fmt: skip
+    return RunSpec.from_json(data)
 
 
 def encode_error(exc: RelayError) -> dict[str, Any]:

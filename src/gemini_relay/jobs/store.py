@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gemini_relay.core.result import RunResult
-from gemini_relay.core.spec import MediaRequest, RunSpec
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.supervise.liveness import ProcessInfo
@@ -62,28 +62,18 @@ class JobMeta:
     env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        spec = asdict(self.spec)
-        spec["cwd"] = str(self.spec.cwd)
-        spec["add_dirs"] = [str(p) for p in self.spec.add_dirs]
-        spec["explicit"] = sorted(self.spec.explicit)
-        spec["media"] = self.spec.media.to_json() if self.spec.media else None
         owner = asdict(self.owner) if self.owner else None
-        data = {**asdict(self), "backend": self.backend.value, "spec": spec, "owner": owner}
+        data = {**asdict(self), "backend": self.backend.value, "spec": self.spec.to_json(), "owner": owner}
         data.pop("env")  # never in meta.json: the store keeps it in a file of its own
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobMeta:
-        raw = dict(data["spec"])
-        raw["cwd"] = Path(raw["cwd"])
-        raw["add_dirs"] = tuple(Path(p) for p in raw.get("add_dirs", ()))
-        raw["explicit"] = frozenset(raw.get("explicit", ()))
-        raw["media"] = MediaRequest.from_json(raw["media"]) if raw.get("media") else None
         return cls(
             job_id=data["job_id"],
             tool=data["tool"],
             backend=BackendName(data["backend"]),
-            spec=RunSpec(**raw),
+            spec=RunSpec.from_json(data["spec"]),
             created_at=float(data["created_at"]),
             priority=data.get("priority", "normal"),
             idempotency_key=data.get("idempotency_key"),
