@@ -81,3 +81,23 @@ def test_nothing_below_the_tools_imports_mcp(path: Path) -> None:
 def test_every_package_is_placed_in_a_layer() -> None:
     for path in MODULES:
         _layer(_unit(path))
+
+
+# Inside jobs/, the folders are floors too: host/ (the relay host, the server's proxy to it, their wire) may import
+# store/ and engine/; store/ (records on disk, status, the management API) may import engine/; engine/ (the engine,
+# the live record, runners, pacing) imports neither.
+JOBS_FLOORS: tuple[str, ...] = ("host", "store", "engine")
+JOBS_MODULES = sorted((SRC / "jobs").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", JOBS_MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_inside_jobs_no_folder_imports_a_floor_above_its_own(path: Path) -> None:
+    rel = path.relative_to(SRC / "jobs")
+    if len(rel.parts) == 1:
+        assert rel.name == "__init__.py", f"jobs/{rel}: every module of jobs/ lives in host/, store/ or engine/"
+        return
+    own = JOBS_FLOORS.index(rel.parts[0])
+    for lineno, module in _imports(path):
+        parts = module.split(".")
+        if parts[:2] == ["gemini_relay", "jobs"] and len(parts) > 2:
+            assert JOBS_FLOORS.index(parts[2]) >= own, f"jobs/{rel}:{lineno} imports {module}, a floor above"

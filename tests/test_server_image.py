@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.store.files import FileJobStore
 from tests.harness import Relay
 from tests.test_server_surface import text_of
 

@@ -12,12 +12,12 @@ from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
-from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.host import Host
-from gemini_relay.jobs.host_client import HostClient
-from gemini_relay.jobs.host_protocol import host_dir
-from gemini_relay.jobs.host_runner import HostedJobManager, HostRunner
-from gemini_relay.jobs.proxy import JobProxy
+from gemini_relay.jobs.host.attach import HostedJobManager, HostRunner
+from gemini_relay.jobs.host.client import HostClient
+from gemini_relay.jobs.host.proxy import JobProxy
+from gemini_relay.jobs.host.server import Host
+from gemini_relay.jobs.host.wire import host_dir
+from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.tools.context import Deps
 
 

@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if http_only and args.http is None:
         parser.error("--token-file and --shutdown-grace need --http")
     if args.command == "host":
-        from gemini_relay.jobs.host import serve_host
+        from gemini_relay.jobs.host.server import serve_host
 
         return serve_host()
     listener = _listener(args.http, args.token_file, args.shutdown_grace) if args.http is not None else None

@@ -15,9 +15,9 @@ from typing import TextIO
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import RelayError
-from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import JobNotFound
+from gemini_relay.jobs.store.base import JobNotFound
+from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.status import JobStatus, derive_status
 
 EXIT_OK = 0
 EXIT_ERROR = 1

@@ -86,7 +86,7 @@ class Settings:
     warm_max_sessions: int = DEFAULT_WARM_MAX_SESSIONS
     warm_max_rss_mb: int = DEFAULT_WARM_MAX_RSS_MB
     warm_heap_mb: int = DEFAULT_WARM_HEAP_MB  # GEMINI_RELAY_WARM_HEAP_MB: the warm CLI's V8 old-space limit
-    host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host.py)
+    host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host/server.py)
     host_idle_seconds: float = DEFAULT_HOST_IDLE
 
     @classmethod

@@ -23,7 +23,7 @@ from gemini_relay.core.events import Finished, SessionStarted, TextDelta
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.engine.record import RunRecord
 
 CID = "11111111-2222-3333-4444-555555555555"
 ERROR_ID = "0b6f3c1e-7d2a-4f8e-9a51-3c2d1e0f9a8b-1"

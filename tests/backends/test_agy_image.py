@@ -23,7 +23,7 @@ from gemini_relay.backends.agy_image import (
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import InputError, RunFailed
-from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.engine.engine import RunEngine
 from tests.backends.conftest import AgyWorld
 from tests.fakes.fake_agy import png
 

@@ -20,7 +20,7 @@ from gemini_relay.backends.agy_sessions import (
 )
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.jobs.engine import RunEngine
+from gemini_relay.jobs.engine.engine import RunEngine
 from tests.backends.conftest import AgyWorld
 
 

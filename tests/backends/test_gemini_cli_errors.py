@@ -12,7 +12,7 @@ from gemini_relay.backends.gemini_cli_errors import classify_exit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.streams.gemini_cli import GeminiCliDecoder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "streams"

@@ -20,10 +20,10 @@ from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs import host as host_module
-from gemini_relay.jobs.host import Host, peer_uid, take_host_lock
-from gemini_relay.jobs.host_protocol import PROTOCOL, encode_spec, socket_address, socket_path
-from gemini_relay.jobs.status import derive_status
+from gemini_relay.jobs.host import server as host_module
+from gemini_relay.jobs.host.server import Host, peer_uid, take_host_lock
+from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, socket_address, socket_path
+from gemini_relay.jobs.store.status import derive_status
 from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import TEST_MODEL, Relay
 from tests.host.conftest import host_pids, host_request, host_socket

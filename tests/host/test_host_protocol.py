@@ -22,7 +22,7 @@ from gemini_relay.core.events import (
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
-from gemini_relay.jobs.host_protocol import (
+from gemini_relay.jobs.host.wire import (
     SUN_PATH_MAX,
     decode_error,
     decode_event,
@@ -32,7 +32,7 @@ from gemini_relay.jobs.host_protocol import (
     encode_spec,
     socket_address,
 )
-from gemini_relay.jobs.store import JobConflict
+from gemini_relay.jobs.store.base import JobConflict
 
 EVENTS: list[AgentEvent] = [
     SessionStarted("s-1", model="gemini-2.5-pro"),

@@ -31,8 +31,8 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed, RunTimedOut
-from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.engine.engine import RunEngine
+from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.streams.transcript import TAIL_CHARS
 
 BOUND = 5.0

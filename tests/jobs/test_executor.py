@@ -16,10 +16,10 @@ from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.proxy import JobProxy
-from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.store import JobConflict
+from gemini_relay.jobs.engine.engine import RunEngine
+from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.proxy import JobProxy
+from gemini_relay.jobs.store.base import JobConflict
 from gemini_relay.tools.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend, answer
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.maintenance import orphaned_queued, sweep
-from gemini_relay.jobs.memory_store import MemoryJobStore
-from gemini_relay.jobs.store import JobConflict, JobStore, Progress
+from gemini_relay.jobs.store.base import JobConflict, JobStore, Progress
+from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.maintenance import orphaned_queued, sweep
+from gemini_relay.jobs.store.memory import MemoryJobStore
 from gemini_relay.supervise.liveness import ProcessInfo, describe
 from tests.jobs.store_conformance import full_meta, full_result
 from tests.supervise.test_liveness import gone_process

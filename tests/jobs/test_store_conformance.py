@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.core.vocabulary import FailureReason, RunState
-from gemini_relay.jobs.fs_store import EXIT_CODE, META, RESULT, FileJobStore
-from gemini_relay.jobs.memory_store import MemoryJobStore
-from gemini_relay.jobs.store import JobMeta, JobNotFound, JobResult, JobStore, Progress
+from gemini_relay.jobs.store.base import JobMeta, JobNotFound, JobResult, JobStore, Progress
+from gemini_relay.jobs.store.files import EXIT_CODE, META, RESULT, FileJobStore
+from gemini_relay.jobs.store.memory import MemoryJobStore
 from gemini_relay.supervise.liveness import ProcessInfo
 from tests.jobs.store_conformance import IdempotencyContract, StoreContract, full_meta, full_result
 

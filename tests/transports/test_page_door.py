@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.transports.guard import page_cookie_name
 from tests.transports.http_server import HttpServer, serve_http
 from tests.transports.page_jobs import finished_job

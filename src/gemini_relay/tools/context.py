@@ -16,11 +16,11 @@ from gemini_relay.backends.registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.errors import InputError, RelayError
-from gemini_relay.jobs.host import Host
-from gemini_relay.jobs.host_runner import HostedJobManager
-from gemini_relay.jobs.maintenance import SWEEP_INTERVAL
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.proxy import JobProxy
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.host.attach import HostedJobManager
+from gemini_relay.jobs.host.proxy import JobProxy
+from gemini_relay.jobs.host.server import Host
+from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
 from gemini_relay.log import logger
 from gemini_relay.tools.names import ToolName
 from gemini_relay.tools.progress import CallProgress

@@ -10,7 +10,7 @@ from gemini_relay.backends.agy_image import image_prompt
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
-from gemini_relay.jobs.store import JobNotFound
+from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress

@@ -12,8 +12,8 @@ from gemini_relay.content.review import length_limit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.host_runner import HostedJobManager
-from gemini_relay.jobs.runners import JobOptions
+from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.attach import HostedJobManager
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import inline_notices, parse_schema

@@ -12,7 +12,7 @@ from typing import TypeVar
 import anyio
 
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.engine.record import RunRecord
 
 T = TypeVar("T")
 SendProgress = Callable[[float, float | None, str], Awaitable[None]]

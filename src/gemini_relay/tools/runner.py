@@ -20,7 +20,7 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress

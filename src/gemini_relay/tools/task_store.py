@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gemini_relay.jobs.fs_store import write_atomic
+from gemini_relay.jobs.store.files import write_atomic
 
 TASKS_DIR = "tasks"
 TaskState = Literal["working", "completed", "cancelled"]

@@ -18,8 +18,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.store import JobNotFound
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, ToolDef
 from gemini_relay.tools.progress import TAIL_CHARS, CallProgress

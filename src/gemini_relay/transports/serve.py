@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from gemini_relay.jobs.fs_store import FileJobStore
+from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.server import RelayServer
 from gemini_relay.transports.stdio import serve_stdio
 

@@ -62,7 +62,7 @@ async def drive(adapter: Adapter, backend: Backend, spec: RunSpec) -> Run:
                 async with aclosing(open_run(backend, spec)) as events:
                     async for event in events:
                         seen.append(event)  # noqa: PERF401 - a timeout must keep what arrived
-            if scope.cancelled_caught:  # what jobs/engine.py does for such a backend
+            if scope.cancelled_caught:  # what jobs/engine/engine.py does for such a backend
                 raise RunTimedOut(backend.command, spec.timeout_seconds, partial_text=text_of(seen))
         except RunFailed as exc:
             error = exc

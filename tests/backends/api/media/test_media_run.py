@@ -13,7 +13,7 @@ from gemini_relay.backends.api.media.refs import INLINE_LIMIT
 from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.store import JobMeta
+from gemini_relay.jobs.store.base import JobMeta
 from tests.backends.api.conftest import ApiWorld, collect, finished
 from tests.fakes.fake_gemini_api import TINY_PNG
 

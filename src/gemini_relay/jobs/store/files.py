@@ -19,7 +19,7 @@ from typing import Any
 
 from gemini_relay.core.text import replace_lone_surrogates
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.store import JobConflict, JobMeta, JobNotFound, JobResult, Progress, StoreUnwritable, dumps
+from gemini_relay.jobs.store.base import JobConflict, JobMeta, JobNotFound, JobResult, Progress, StoreUnwritable, dumps
 from gemini_relay.supervise.liveness import ProcessInfo
 
 META = "meta.json"

@@ -12,13 +12,13 @@ from gemini_relay.backends.base import Backend
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable
-from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.host_client import LOST, REQUEST_TIMEOUT, HostClient, HostMismatch
-from gemini_relay.jobs.host_protocol import Channel, decode_error, decode_event, encode_spec
-from gemini_relay.jobs.manager import JobManager, poll_until, reap_orphan_cli
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.status import JobStatus, derive_status
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.client import LOST, REQUEST_TIMEOUT, HostClient, HostMismatch
+from gemini_relay.jobs.host.wire import Channel, decode_error, decode_event, encode_spec
+from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.manager import JobManager, poll_until, reap_orphan_cli
+from gemini_relay.jobs.store.status import JobStatus, derive_status
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 

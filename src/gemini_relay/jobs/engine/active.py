@@ -14,7 +14,7 @@ import anyio
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.log import logger
 
 

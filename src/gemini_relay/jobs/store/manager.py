@@ -22,12 +22,9 @@ import anyio
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunCancelled, RunFailed
-from gemini_relay.jobs.locks import acquire_conversation_lock
-from gemini_relay.jobs.maintenance import orphaned_queued, sweep
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.status import JobStatus, derive_status
-from gemini_relay.jobs.store import (
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.store.base import (
     EXIT_CANCELLED,
     EXIT_FAILED,
     JobConflict,
@@ -37,6 +34,9 @@ from gemini_relay.jobs.store import (
     JobStore,
     StoreUnwritable,
 )
+from gemini_relay.jobs.store.locks import acquire_conversation_lock
+from gemini_relay.jobs.store.maintenance import orphaned_queued, sweep
+from gemini_relay.jobs.store.status import JobStatus, derive_status
 from gemini_relay.log import logger
 from gemini_relay.streams.transcript import TAIL_CHARS
 from gemini_relay.supervise.liveness import ProcessInfo, describe, is_alive

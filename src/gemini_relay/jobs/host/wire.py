@@ -25,7 +25,7 @@ from gemini_relay.core import events as ev
 from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
-from gemini_relay.jobs.store import JobConflict
+from gemini_relay.jobs.store.base import JobConflict
 
 PROTOCOL = 2  # 2: a Finished and a result may travel without the text the deltas carried
 SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin

@@ -18,14 +18,11 @@ from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextD
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
-from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.host_protocol import Channel, encode_event
-from gemini_relay.jobs.locks import try_claim_job
-from gemini_relay.jobs.manager import JobManager
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.runners import consume, outcome_from_record
-from gemini_relay.jobs.store import (
+from gemini_relay.jobs.engine.engine import RunEngine
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import consume, outcome_from_record
+from gemini_relay.jobs.host.wire import Channel, encode_event
+from gemini_relay.jobs.store.base import (
     EXIT_CANCELLED,
     EXIT_DONE,
     EXIT_FAILED,
@@ -35,6 +32,9 @@ from gemini_relay.jobs.store import (
     JobStore,
     Progress,
 )
+from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.locks import try_claim_job
+from gemini_relay.jobs.store.manager import JobManager
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import describe, start_ticks
 

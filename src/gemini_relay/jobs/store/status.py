@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from gemini_relay.core.vocabulary import FailureReason, RunState
-from gemini_relay.jobs.store import JobMeta, JobResult, JobStore
+from gemini_relay.jobs.store.base import JobMeta, JobResult, JobStore
 from gemini_relay.supervise.liveness import is_alive
 
 INTERRUPTED = "the job's supervisor exited without writing a result (interrupted)"

@@ -1,6 +1,6 @@
 """RunEngine: the executor's engine. It admits runs per backend in FIFO order under one cap, paces their starts,
 enforces each run's deadline from its admission, and cancels on request; every event is folded into the run's
-record once, by its runner. The relay host runs it (jobs/host.py) — the shared one, or a server's own with
+record once, by its runner. The relay host runs it (jobs/host/server.py) — the shared one, or a server's own with
 GEMINI_RELAY_HOST=off; servers reach it through jobs/proxy.JobProxy.
 
 It is MCP-agnostic and does not know whether a backend spawns per run or keeps a warm process.
@@ -20,10 +20,10 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import BackendUnavailable, RunTimedOut
-from gemini_relay.jobs.active import ActiveRuns
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.pacing import Pacer
-from gemini_relay.jobs.runners import InlineRunner, JobOptions, Runner
+from gemini_relay.jobs.engine.active import ActiveRuns
+from gemini_relay.jobs.engine.pacing import Pacer
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import InlineRunner, JobOptions, Runner
 
 
 def checked_record(backends: Mapping[BackendName, Backend], spec: RunSpec, backend: BackendName) -> RunRecord:

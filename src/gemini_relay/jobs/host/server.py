@@ -34,9 +34,11 @@ from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import RelayError, RunFailed
-from gemini_relay.jobs.engine import RunEngine
-from gemini_relay.jobs.fs_store import FileJobStore
-from gemini_relay.jobs.host_protocol import (
+from gemini_relay.jobs.engine.engine import RunEngine
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.runner import HostedRunner, LiveJob
+from gemini_relay.jobs.host.wire import (
     PROTOCOL,
     Channel,
     decode_spec,
@@ -46,13 +48,11 @@ from gemini_relay.jobs.host_protocol import (
     socket_address,
     socket_path,
 )
-from gemini_relay.jobs.hosted import HostedRunner, LiveJob
-from gemini_relay.jobs.maintenance import orphaned_queued
-from gemini_relay.jobs.manager import reap_orphan_cli
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.status import derive_status
-from gemini_relay.jobs.store import JobNotFound
+from gemini_relay.jobs.store.base import JobNotFound
+from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.maintenance import orphaned_queued
+from gemini_relay.jobs.store.manager import reap_orphan_cli
+from gemini_relay.jobs.store.status import derive_status
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 

@@ -17,12 +17,12 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunTimedOut
-from gemini_relay.jobs.active import ActiveRuns
-from gemini_relay.jobs.engine import checked_record
-from gemini_relay.jobs.host_runner import HostRunner
-from gemini_relay.jobs.models import RunRecord
-from gemini_relay.jobs.runners import JobOptions
-from gemini_relay.jobs.store import JobStore
+from gemini_relay.jobs.engine.active import ActiveRuns
+from gemini_relay.jobs.engine.engine import checked_record
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.attach import HostRunner
+from gemini_relay.jobs.store.base import JobStore
 
 # The jobs a resumed task already has, in the order its handler will register runs (tasks resume their handler).
 _RESUMING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("resuming", default=None)

@@ -12,7 +12,7 @@ from gemini_relay.backends.base import Backend
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.models import RunRecord
+from gemini_relay.jobs.engine.record import RunRecord
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The server's side of the relay host: reach it (starting it, or replacing one of another version) and talk to it on
-kept connections. HostRunner (host_runner.py) runs jobs through it.
+kept connections. HostRunner (jobs/host/attach.py) runs jobs through it.
 
 A server that dies loses nothing (the run goes on in the host and stays collectable); an MCP cancel from a live server
 cancels the run; a host that dies leaves its jobs `interrupted` (it is their recorded supervisor), and the next call
@@ -26,7 +26,7 @@ from anyio.abc import SocketStream
 from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable
-from gemini_relay.jobs.host_protocol import (
+from gemini_relay.jobs.host.wire import (
     MAX_LINE,
     PROTOCOL,
     Channel,
@@ -35,7 +35,7 @@ from gemini_relay.jobs.host_protocol import (
     socket_address,
     socket_path,
 )
-from gemini_relay.jobs.store import StoreUnwritable
+from gemini_relay.jobs.store.base import StoreUnwritable
 from gemini_relay.log import logger
 
 START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry
