@@ -9,9 +9,7 @@ resumed (its jobs run on without it).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gemini_relay.jobs.store.files import write_atomic
+from gemini_relay.jobs.store.locks import try_lock_file
 
 TASKS_DIR = "tasks"
 TaskState = Literal["working", "completed", "cancelled"]
@@ -98,10 +97,4 @@ class TaskStore:
         path = self._path(task_id, ".lock")
         if path is None:
             return None
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return None
-        return fd
+        return try_lock_file(path)

@@ -11,7 +11,6 @@ server of another version replaces it).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -50,6 +49,7 @@ from gemini_relay.jobs.host.wire import (
 )
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.locks import try_lock_file
 from gemini_relay.jobs.store.maintenance import orphaned_queued
 from gemini_relay.jobs.store.manager import reap_orphan_cli
 from gemini_relay.jobs.store.status import derive_status
@@ -72,13 +72,7 @@ def take_host_lock(state_dir: Path) -> int | None:
     directory = host_dir(state_dir)
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     directory.chmod(0o700)
-    fd = os.open(lock_path(state_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return try_lock_file(lock_path(state_dir))
 
 
 class Host:

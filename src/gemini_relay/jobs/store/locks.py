@@ -43,17 +43,22 @@ def acquire_conversation_lock(locks_dir: Path, conversation_id: str) -> int:
 SUPERVISOR_CLAIM = "supervisor.lock"
 
 
-def try_claim_job(job_dir: Path) -> int | None:
-    """An open descriptor holding the job's exclusive claim, or None while someone else holds it.
-
-    Whoever holds the claim has the right to run the job. The server takes it just before spawning the supervisor and
-    hands it over (the supervisor holds it for its life), so a job never gets two supervisors: not when a server
-    adopts it as "queued" while its first supervisor is still starting, not when two servers adopt it at once.
-    """
-    fd = os.open(job_dir / SUPERVISOR_CLAIM, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+def try_lock_file(path: Path) -> int | None:
+    """An open descriptor (close-on-exec) holding an exclusive flock on `path` (created 0600), or None while another
+    holds it. The one non-blocking file lock of the relay: the host's, a job's claim, a task's."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
         return None
     return fd
+
+
+def try_claim_job(job_dir: Path) -> int | None:
+    """An open descriptor holding the job's exclusive claim, or None while someone else holds it.
+
+    Whoever holds the claim has the right to run the job: the executor (a relay host) that creates or adopts it
+    holds it for as long as it runs it, so a job never runs in two executors at once.
+    """
+    return try_lock_file(job_dir / SUPERVISOR_CLAIM)
