@@ -19,7 +19,7 @@ from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import BackendUnavailable, ConfigError, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.supervise._posix import group_members
+from gemini_relay.supervise.groups import group_members
 from tests.backends.conftest import FAKE_AGY, AgyWorld
 
 pytestmark = pytest.mark.anyio

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gemini_relay.supervise._posix import group_alive, group_members
+from gemini_relay.supervise.groups import group_alive, group_members
 from gemini_relay.supervise.process import (
     STDERR_TAIL_BYTES,
     ProcessExit,

@@ -36,7 +36,7 @@ from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger, redact_argv
 from gemini_relay.streams.agy import AgyDecoder
 from gemini_relay.streams.transcript import Transcript
-from gemini_relay.supervise._posix import group_alive
+from gemini_relay.supervise.groups import group_alive
 from gemini_relay.supervise.process import POLL_INTERVAL, READ_SIZE, STDERR_TAIL_BYTES, ProcessExit, stop_group
 
 MAX_LIVE = 4  # live conversations kept warm; the least recently used beyond this is stopped

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from gemini_relay.supervise._posix import group_alive, open_pidfd, signal_group
+from gemini_relay.supervise.groups import group_alive, open_pidfd, signal_group
 
 DEFAULT_GRACE = 5.0  # SIGTERM -> SIGKILL; CLIs flush their session files on SIGTERM
 KILL_REAP_TIMEOUT = 2.0  # after SIGKILL the kernel needs only a moment; bounded in case of D-state members

@@ -22,7 +22,7 @@ from gemini_relay.core.events import (
     ToolResult,
 )
 from gemini_relay.errors import RunFailed, RunTimedOut
-from gemini_relay.supervise._posix import group_alive
+from gemini_relay.supervise.groups import group_alive
 from tests.backends.acp.conftest import BOUND, AcpWorld, collect, text_of
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, TOOL_DONE_TEXT
 

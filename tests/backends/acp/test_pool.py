@@ -11,7 +11,7 @@ from gemini_relay.backends.acp.sessions import group_rss
 from gemini_relay.backends.gemini_sessions import list_conversations
 from gemini_relay.core.events import SessionStarted
 from gemini_relay.errors import RunFailed
-from gemini_relay.supervise._posix import group_alive
+from gemini_relay.supervise.groups import group_alive
 from tests.backends.acp.conftest import BOUND, AcpWorld, collect, text_of
 
 pytestmark = pytest.mark.anyio

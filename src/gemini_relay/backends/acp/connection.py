@@ -33,7 +33,7 @@ from gemini_relay.backends.acp.wire import (
 )
 from gemini_relay.log import logger
 from gemini_relay.streams.framing import LineFramer
-from gemini_relay.supervise._posix import open_pidfd
+from gemini_relay.supervise.groups import open_pidfd
 from gemini_relay.supervise.process import DEFAULT_GRACE, stop_group
 
 __all__ = ["AcpConnection", "AcpConnectionLost", "AcpHandshakeError", "AcpRpcError", "Inbound", "open_connection"]

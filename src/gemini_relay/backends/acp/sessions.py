@@ -14,7 +14,7 @@ import anyio
 from gemini_relay.backends.acp.connection import AcpConnection
 from gemini_relay.backends.gemini_sessions import latest_chats_file
 from gemini_relay.log import logger
-from gemini_relay.supervise._posix import group_members
+from gemini_relay.supervise.groups import group_members
 
 SET_TIMEOUT = 10.0  # session/set_mode and session/set_model are local bookkeeping in the CLI
 
