@@ -21,8 +21,8 @@ from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.host import server as host_module
-from gemini_relay.jobs.host.server import Host, peer_uid, take_host_lock
-from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, socket_address, socket_path
+from gemini_relay.jobs.host.server import Host, take_host_lock
+from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
 from gemini_relay.jobs.store.status import derive_status
 from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import TEST_MODEL, Relay
@@ -44,10 +44,8 @@ async def host_in_process(settings: Settings, *, allowed_uid: int | None = None)
     host = Host(settings, lock, signals=False, allowed_uid=allowed_uid)
     async with anyio.create_task_group() as tg:
         tg.start_soon(host.serve)
-        path = socket_path(settings.state_dir)
         with anyio.fail_after(10):
-            while not path.exists():
-                await anyio.sleep(0.01)
+            await host.listening.wait()
         yield host
         host.drain()
 

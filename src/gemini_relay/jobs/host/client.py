@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-from anyio.abc import SocketStream
+from anyio.abc import SocketAttribute, SocketStream
 
 from gemini_relay import __version__
 from gemini_relay.config import Settings
@@ -30,6 +30,9 @@ from gemini_relay.jobs.host.wire import (
     MAX_LINE,
     PROTOCOL,
     Channel,
+    HostUntrusted,
+    check_peer,
+    check_private_dir,
     host_dir,
     log_path,
     socket_address,
@@ -125,17 +128,28 @@ class HostClient:
                 pass
             return self._start()
 
+    def _check_dirs(self) -> None:
+        """The state dir and the host dir must be this user's alone before anything is sent into them (a host of
+        another user there would receive the server's whole environment, API keys included)."""
+        check_private_dir(self.settings.state_dir)
+        check_private_dir(self.path.parent)
+
     def _greet(self) -> socket.socket:
+        self._check_dirs()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(REQUEST_TIMEOUT)
         try:
             with socket_address(self.path) as address:
                 sock.connect(address)
+            check_peer(sock, self.path)
             stream = sock.makefile("rwb")
             stream.write(_line(_hello()))
             stream.flush()
             reply = _read(stream)
             stream.close()
+        except HostUntrusted:
+            sock.close()
+            raise
         except (OSError, ValueError) as exc:
             sock.close()
             raise OSError(f"no relay host at {self.path}: {exc}") from exc
@@ -222,8 +236,15 @@ class HostClient:
         return channel
 
     async def _connect(self) -> SocketStream:
+        self._check_dirs()
         with socket_address(self.path) as address:
-            return await anyio.connect_unix(address)
+            stream = await anyio.connect_unix(address)
+        try:
+            check_peer(stream.extra(SocketAttribute.raw_socket), self.path)
+        except HostUntrusted:
+            await stream.aclose()
+            raise
+        return stream
 
     async def call(self, message: dict[str, Any]) -> dict[str, Any]:
         channel = await self.open()

@@ -16,7 +16,7 @@ import json
 import os
 import signal
 import socket
-import struct
+import stat
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -38,12 +38,14 @@ from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.runner import HostedRunner, LiveJob
 from gemini_relay.jobs.host.wire import (
+    MAX_REQUEST_LINE,
     PROTOCOL,
     Channel,
     decode_spec,
     encode_error,
     host_dir,
     lock_path,
+    peer_uid,
     socket_address,
     socket_path,
 )
@@ -59,12 +61,8 @@ from gemini_relay.supervise.liveness import is_alive
 STREAM_SETTLE = 5.0  # after the last run of a draining host: time for its results to reach their servers
 CANCEL_POLL = 0.25  # a `cancel` file written by any server (gemini-cancel) reaches the run this fast
 REGISTRIES = 16  # distinct server environments whose backends are kept built
-_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
-
-
-def peer_uid(sock: socket.socket) -> int:
-    _pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
-    return int(uid)
+MAX_CONNECTIONS = 256  # servers keep a few connections each; past this a new one is closed at once
+ACCEPT_BACKOFF = 0.1  # out of descriptors (EMFILE): the accept loop waits this long and goes on, runs unharmed
 
 
 def take_host_lock(state_dir: Path) -> int | None:
@@ -111,6 +109,7 @@ class Host:
         self._evicted: set[int] = set()  # registries dropped from the cache whose pools still serve a run
         self._lock_fd: int | None = lock_fd
         self._connections = 0
+        self._refused = 0  # connections refused (over the cap, or no descriptor left)
         self._requests = 0  # in flight: servers keep idle connections open between calls, which is not work
         self._last_busy = time.monotonic()
         self._draining = False
@@ -126,8 +125,7 @@ class Host:
     async def serve(self) -> None:
         path = self._socket
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # a dead host's socket: we hold the lock (or it is ours alone), so nobody listens on it
+        _clear_socket_path(path)
         old = os.umask(0o177)
         try:
             with socket_address(path) as address:
@@ -236,7 +234,21 @@ class Host:
     async def _accept(self, listener: SocketListener) -> None:
         assert self._connections_tg is not None
         while True:
-            stream = await listener.accept()
+            try:
+                stream = await listener.accept()
+            except OSError as exc:  # EMFILE / ENFILE / ENOBUFS: refuse this one, keep the runs and the loop
+                self._refused += 1
+                if self._refused == 1 or self._refused % 1000 == 0:
+                    logger.warning("Accepting a connection failed (%s); %d refused so far", exc.strerror, self._refused)
+                await anyio.sleep(ACCEPT_BACKOFF)
+                continue
+            if self._connections >= MAX_CONNECTIONS:
+                self._refused += 1
+                if self._refused == 1 or self._refused % 1000 == 0:
+                    logger.warning("%d connections open: refusing more (%d so far)", self._connections, self._refused)
+                with contextlib.suppress(OSError, anyio.BrokenResourceError):
+                    await stream.aclose()
+                continue
             self._connections_tg.start_soon(self._connection, stream)
 
     async def _connection(self, stream: SocketStream) -> None:
@@ -245,7 +257,7 @@ class Host:
             logger.warning("Refused a connection from another user (uid %d)", peer_uid(raw))
             await stream.aclose()
             return
-        channel = Channel(stream)
+        channel = Channel(stream, max_line=MAX_REQUEST_LINE)
         self._connections += 1
         self._last_busy = time.monotonic()
         try:
@@ -451,6 +463,21 @@ class Host:
         self.engine.cancel(job_id, f"{live.record.spec.tool} was cancelled")
         await live.ended(self.settings.kill_grace + 5.0)
         return {"found": True}
+
+
+def _clear_socket_path(path: Path) -> None:
+    """Make room for our socket: a dead host's socket is removed (we hold the lock, or the path is ours alone), and
+    anything else found there (a directory, a file) is moved aside rather than crash the start."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISSOCK(info.st_mode) or stat.S_ISLNK(info.st_mode):
+        path.unlink()
+        return
+    aside = path.with_name(f"{path.name}.not-a-socket.{os.getpid()}")
+    logger.warning("%s is not a socket; moved aside to %s", path, aside)
+    path.rename(aside)
 
 
 def serve_host() -> int:

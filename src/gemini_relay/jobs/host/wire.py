@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import stat
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, fields
@@ -29,7 +32,11 @@ from gemini_relay.jobs.store.base import JobConflict
 
 PROTOCOL = 2  # 2: a Finished and a result may travel without the text the deltas carried
 SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin
-MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels in one line
+_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels in one line: what a server reads
+# What the host reads of one request line: a create carries the prompt (at most 2 MiB inlined, escaped in JSON) and
+# the server's environment. A client that sends more (or never ends its line) is cut off, not buffered to 64 MB.
+MAX_REQUEST_LINE = 16 * 1024 * 1024
 
 _EVENTS: dict[str, type[Any]] = {
     cls.__name__: cls
@@ -130,9 +137,10 @@ def decode_error(data: dict[str, Any]) -> RelayError:
 class Channel:
     """One connection: JSON objects in, JSON objects out, a line each."""
 
-    def __init__(self, stream: ByteStream) -> None:
+    def __init__(self, stream: ByteStream, *, max_line: int = MAX_LINE) -> None:
         self.stream = stream
         self._reader = BufferedByteReceiveStream(stream)
+        self._max_line = max_line
 
     async def send(self, message: dict[str, Any]) -> None:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
@@ -140,7 +148,7 @@ class Channel:
 
     async def receive(self) -> dict[str, Any]:
         """The next message. Raises anyio.EndOfStream (or IncompleteRead) when the peer hung up."""
-        line = await self._reader.receive_until(b"\n", MAX_LINE)
+        line = await self._reader.receive_until(b"\n", self._max_line)
         data = json.loads(line)
         if not isinstance(data, dict):
             raise ValueError("a host message must be a JSON object")
@@ -148,3 +156,34 @@ class Channel:
 
     async def aclose(self) -> None:
         await self.stream.aclose()
+
+
+class HostUntrusted(BackendUnavailable):
+    """What answers on the host socket, or the directory it lives in, is not this user's: nothing is sent to it."""
+
+
+def check_private_dir(path: Path) -> None:
+    """Raises HostUntrusted unless `path` (when it exists) is a directory of this uid that no one else may write."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise HostUntrusted(
+            f"{path} is not a private directory of this user (owner uid {info.st_uid}, mode "
+            f"{stat.S_IMODE(info.st_mode):o}); refusing to talk to a relay host there. Remove it, or set "
+            "GEMINI_RELAY_STATE_DIR to a directory of your own."
+        )
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of a Unix socket, from the kernel (SO_PEERCRED)."""
+    _pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
+    return int(uid)
+
+
+def check_peer(sock: socket.socket, path: Path) -> None:
+    """Raises HostUntrusted when the host answering at `path` runs as another user (before anything is sent)."""
+    uid = peer_uid(sock)
+    if uid != os.getuid():
+        raise HostUntrusted(f"the relay host socket {path} is served by uid {uid}, not this user; nothing was sent")
