@@ -14,6 +14,7 @@ import sys
 import tempfile
 import textwrap
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -53,6 +54,21 @@ FAKE_HOST = textwrap.dedent(
 )
 
 
+@contextmanager
+def fake_host_of_nobody(state: Path, log: Path) -> Iterator[None]:
+    """A host impostor running as uid 65534 on the state dir's socket, writing whatever it receives to `log`."""
+    fake = subprocess.Popen([sys.executable, "-c", FAKE_HOST, str(socket_path(state)), str(log)],
+                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        assert fake.stdout is not None and fake.stdout.readline().strip() == b"ready"
+        yield
+    finally:
+        fake.kill()
+        fake.wait()
+        if fake.stdout is not None:
+            fake.stdout.close()
+
+
 @pytest.fixture
 def open_dir() -> Iterator[Path]:
     """A directory another uid can reach (pytest's own tmp dirs are 0700 all the way down)."""
@@ -76,19 +92,11 @@ def test_a_host_of_another_user_in_a_state_dir_it_made_first_receives_nothing(op
     log = tmp_path / "received"
     log.touch()
     os.chown(log, NOBODY, NOBODY)
-    fake = subprocess.Popen([sys.executable, "-c", FAKE_HOST, str(socket_path(state)), str(log)],
-                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    try:
-        assert fake.stdout is not None and fake.stdout.readline().strip() == b"ready"
+    with fake_host_of_nobody(state, log):
         settings = settings_in(tmp_path, GEMINI_RELAY_STATE_DIR=str(state), GEMINI_API_KEY="secret-key")
         client = HostClient(settings)
         with pytest.raises(BackendUnavailable, match="not a private directory of this user"):
             client.request({"op": "create", "env": dict(settings.env)}, start=False)
-    finally:
-        fake.kill()
-        fake.wait()
-        if fake.stdout is not None:
-            fake.stdout.close()
     assert log.read_bytes() == b""
 
 
@@ -103,19 +111,11 @@ def test_a_host_socket_served_by_another_uid_in_our_own_dir_receives_nothing(ope
     log = tmp_path / "received"
     log.touch()
     log.chmod(0o666)
-    fake = subprocess.Popen([sys.executable, "-c", FAKE_HOST, str(socket_path(state)), str(log)],
-                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    try:
-        assert fake.stdout is not None and fake.stdout.readline().strip() == b"ready"
+    with fake_host_of_nobody(state, log):
         host.chmod(0o700)
         settings = settings_in(tmp_path, GEMINI_RELAY_STATE_DIR=str(state), GEMINI_API_KEY="secret-key")
         with pytest.raises(BackendUnavailable, match="served by uid 65534"):
             HostClient(settings).request({"op": "create", "env": dict(settings.env)}, start=False)
-    finally:
-        fake.kill()
-        fake.wait()
-        if fake.stdout is not None:
-            fake.stdout.close()
     assert log.read_bytes() == b""
 
 
