@@ -331,3 +331,32 @@ async def test_exit_codes_and_signal_deaths_map_as_the_table_says(
     error, record = await fail(world.backend(), spec_for(world, f"x [[agy:{marker}]]"))
     assert error.reason is reason and words in error.message
     assert record.state.value == ("cancelled" if reason is None else "failed")
+
+
+async def test_an_empty_success_after_a_print_timeout_names_agys_reason_and_the_fix(world: AgyWorld) -> None:
+    error, _ = await fail(world.backend(), spec_for(world, "long [[agy:print_timeout:empty]]"))
+    assert error.message.startswith("agy reported SUCCESS without any answer text: agy's --print-timeout expired")
+    assert "AGY_PRINT_TIMEOUT" in error.message and error.reason is FailureReason.TIMEOUT
+
+
+async def test_an_empty_success_after_denied_actions_names_them_and_the_option_that_allows_them(
+    world: AgyWorld,
+) -> None:
+    error, _ = await fail(world.backend(), spec_for(world, "x [[agy:denied]] [[agy:empty]]"))
+    assert "agy was refused the action(s) the task needed (run_command)" in error.message, error.message
+    assert "skipPermissions" in error.message
+
+
+async def test_a_model_agy_fell_back_from_is_named_with_the_model_that_ran(world: AgyWorld) -> None:
+    outcome, _ = await execute(
+        world.backend(), spec_for(world, "x [[agy:model_fallback]]", model="gemini-3.1-pro-high")
+    )
+    assert any("agy ran gemini-3-flash, not the requested gemini-3.1-pro-high" in n for n in outcome.notices), (
+        outcome.notices
+    )
+    assert outcome.model == "gemini-3-flash"
+
+
+async def test_a_model_that_ran_as_requested_adds_no_notice(world: AgyWorld) -> None:
+    outcome, _ = await execute(world.backend(), spec_for(world, "x", model="gemini-3.1-pro-high"))
+    assert not any("fell back" in n for n in outcome.notices), outcome.notices

@@ -14,7 +14,7 @@ Knobs (env): FAKE_AGY_VERSION (default 1.2.16) or FAKE_AGY_VERSION_TEXT (raw --v
 FAKE_AGY_HELP=full|old|minimal|broken; FAKE_AGY_SCENARIO=a,b:arg (also `[[agy:a]]` / `[[agy:b:arg]]` in the prompt);
 FAKE_AGY_LOG=<file> (one JSON line per start / stdin / grandchild); FAKE_AGY_USAGE=<groups JSON>;
 FAKE_AGY_MODELS_EXIT=<n>; FAKE_AGY_IMAGE_DIMS=<W>x<H>.
-Scenarios: quota, rate_limit, model_not_found, invalid_model, background_abort, kill_line_only, print_timeout[:empty],
+Scenarios: quota, rate_limit, model_not_found, invalid_model, model_fallback, background_abort, kill_line_only, print_timeout[:empty],
 error_result, error_inband_timeout, denied, empty, schema, schema_missing, status:<S>, no_result, hang,
 ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
 usage_turn (env only: /usage answered as a model turn).
@@ -262,6 +262,7 @@ class Run:
         self.conversation = ""
         self.turns = 0
         self.started = False
+        self.scen: dict[str, str] = {}  # the scenarios of the turn being answered
         self.cwd = str(Path.cwd().resolve())
         wanted = opts.get("conversation")
         transcript = self.transcript(wanted) if wanted else None
@@ -280,7 +281,8 @@ class Run:
         mode = "always-proceed" if self.opts.get("dangerously-skip-permissions") else "request-review"
         init = {"cwd": self.cwd, "tools": ["view_file", "run_command", "generate_image"], "permission_mode": mode}
         if self.opts.get("model"):
-            init["model"] = self.opts["model"]
+            # model_fallback: a --model that does not resolve runs agy's default, witnessed only here (agy #710).
+            init["model"] = "gemini-3-flash" if "model_fallback" in self.scen else self.opts["model"]
         emit({"event": "init", "conversation_id": self.conversation, "init": init})
 
     def step(self, index: int, state: str, kind: str, delta: str | None = None, **extra: Any) -> None:
@@ -291,6 +293,7 @@ class Run:
         emit({"event": "step_update", "step_update": {**body, **extra}})
 
     def turn(self, prompt: str, scen: dict[str, str]) -> int:
+        self.scen = scen
         """One model turn; returns the exit code."""
         if "delay" in scen:
             time.sleep(float(scen["delay"] or 1))

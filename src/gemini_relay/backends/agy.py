@@ -290,6 +290,15 @@ class AgyBackend:
             yield seen.apply(
                 RunNotice(f"agy did not continue conversation {asked}; it started a new one ({seen.session_id}).")
             )
+        ran = seen.model
+        if inv.model and ran and ran.casefold() != inv.model.casefold():
+            # agy runs its default (Flash) when a --model does not resolve, and says so only in its init event.
+            yield seen.apply(
+                RunNotice(
+                    f"agy ran {ran}, not the requested {inv.model}: agy fell back to another model (see "
+                    "gemini-models for the ids this agy accepts)."
+                )
+            )
         notices = run_notices(seen, exit_.stderr, exit_.returncode)
         for notice in notices:
             yield seen.apply(RunNotice(notice))

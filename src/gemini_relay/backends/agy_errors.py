@@ -220,10 +220,8 @@ def _clean_exit(record: Transcript, stderr: str, *, schema_run: bool) -> RunFail
             return RunFailed("agy reported SUCCESS for a json-schema run without structured_output")
         if not record.text.strip() and not finished.has_structured_output:
             # The other backends fail an empty answer the same way: a success with nothing in it helps no caller.
-            return RunFailed(
-                "agy reported SUCCESS without any answer text",
-                recovery=_recovery(record, quota=False, retryable=None),
-            )
+            # But agy usually says why it has nothing: that reason, and its fix, is the message.
+            return _empty_success(record, stderr, timed_out=timed_out)
         return None
     if finished.status == "ERROR" or not finished.status:
         if not finished.status and not record.text.strip():
@@ -232,6 +230,32 @@ def _clean_exit(record: Transcript, stderr: str, *, schema_run: bool) -> RunFail
     if record.text.strip():
         return None  # an unusual status with an answer: kept, with a notice (run_notices)
     return RunFailed(f"agy reported status {finished.status} without an answer")
+
+
+def _empty_success(record: Transcript, stderr: str, *, timed_out: bool) -> RunFailed:
+    """agy's SUCCESS with no answer, with every reason agy gave for it: its print-timeout cut the turn, it was
+    refused actions the task needed, or its own error text."""
+    reasons: list[str] = []
+    if timed_out:
+        reasons.append(
+            "agy's --print-timeout expired with the turn still in progress and no text yet; give the call more time "
+            "(its timeout, or AGY_PRINT_TIMEOUT) or split the task"
+        )
+    if record.denied_actions:
+        names = ", ".join(dict.fromkeys(record.denied_actions))
+        reasons.append(
+            f"agy was refused the action(s) the task needed ({names}); pass skipPermissions to let agy run them, or "
+            "ask for an answer that needs no such action"
+        )
+    detail = _detail(record, stderr)
+    if detail and not reasons:
+        reasons.append(f"agy said: {detail}")
+    message = "agy reported SUCCESS without any answer text" + (": " + "; ".join(reasons) if reasons else "")
+    return RunFailed(
+        message,
+        reason=FailureReason.TIMEOUT if timed_out else FailureReason.BACKEND_ERROR,
+        recovery=_recovery(record, quota=False, retryable=None),
+    )
 
 
 def _failed(lead: str, record: Transcript, stderr: str, *, no_detail: str) -> RunFailed:
