@@ -12,6 +12,7 @@ import contextlib
 import logging
 import signal
 import socket
+import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gemini_relay.log import logger
 from gemini_relay.transports.guard import Address, Door, security_settings
 from gemini_relay.transports.http_envelope import EnvelopeCheck
-from gemini_relay.transports.page import Page, is_page_path
+from gemini_relay.transports.page import Page, is_page_asset, is_page_path
+from gemini_relay.transports.token import NO_AUTH_MEANS, HttpAuth, how_to_connect
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a prompt with inlined files is far below this; more is a mistake or abuse
 SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to finish after a signal; their jobs run on regardless
@@ -36,7 +38,7 @@ PATH = "/mcp"
 @dataclass(frozen=True)
 class HttpOptions:
     address: Address
-    token: str | None = None
+    auth: HttpAuth  # a token, or NO_AUTH only when --no-auth asked for it
     max_body: int = MAX_BODY_BYTES
     shutdown_grace: float = SHUTDOWN_GRACE
 
@@ -112,7 +114,8 @@ def build_app(server: Server[Any], options: HttpOptions, port: int, page: Page |
     if page is not None:
         app.router.routes.extend(page.routes())
     checked = EnvelopeCheck(app, PATH, options.max_body)
-    return Door(checked, security, options.token, port=port, cookie_paths=is_page_path)
+    is_open = is_page_asset if page is not None else lambda path: False
+    return Door(checked, security, options.auth.token, is_open=is_open, is_page=is_page_path)
 
 
 async def serve_http(
@@ -160,12 +163,23 @@ async def serve_http(
                     return
 
         await tg.start(stop_on_signal)  # before the URL is announced: a signal from then on is a graceful stop
-        url = f"http://{options.address.url_host}:{port}{PATH}"
-        logger.info("Serving MCP over HTTP at %s (%s)", url, "bearer token required" if options.token else "no token")
-        if page is not None:
-            logger.info("Job page at http://%s:%d/", options.address.url_host, port)
+        _announce(options, port, page is not None)
         await web.serve(sockets=[sock])
         on_shutdown()
         if page is not None:
             page.close()
         tg.cancel_scope.cancel()
+
+
+def _announce(options: HttpOptions, port: int, page: bool) -> None:
+    """Where to connect and how to authenticate; the token itself only on a terminal (a captured stderr is a log)."""
+    base = f"http://{options.address.url_host}:{port}"
+    header, page_url = how_to_connect(options.auth, base, shown=sys.stderr.isatty())
+    if options.auth.token is None:
+        logger.info("Serving MCP over HTTP at %s%s (no token: --no-auth)", base, PATH)
+        logger.warning("NO AUTHENTICATION (--no-auth): %s", NO_AUTH_MEANS.format(where=base.removeprefix("http://")))
+    else:
+        logger.info("Serving MCP over HTTP at %s%s (bearer token required)", base, PATH)
+        logger.info("Clients send the header  %s", header)
+    if page:
+        logger.info("Job page at %s", page_url)
