@@ -123,16 +123,32 @@ def http_server(relay: Relay, *args: str, token: str | None = None, **env: str) 
         yield server
 
 
+# Sets the open-files limit, then becomes the server (an exec: no preexec_fn in a process with threads).
+_WITH_OPEN_FILES = (
+    "import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[2]))); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[3:]])"
+)
+
+
 @contextmanager
 def serve_http(
-    env: dict[str, str], cwd: Path, log_path: Path, *args: str, token: str | None = None
+    env: dict[str, str],
+    cwd: Path,
+    log_path: Path,
+    *args: str,
+    token: str | None = None,
+    open_files: tuple[int, int] | None = None,
 ) -> Iterator[HttpServer]:
-    """The server with exactly `env` (plus the token), its stderr appended to `log_path`."""
+    """The server with exactly `env` (plus the token), its stderr appended to `log_path`; `open_files`: the
+    RLIMIT_NOFILE (soft, hard) it starts with."""
     environment = dict(env)
     if token is not None:
         environment["GEMINI_RELAY_HTTP_TOKEN"] = token
+    command = ["-m", "gemini_relay", "--http", "127.0.0.1:0", *args]
+    if open_files is not None:
+        command = ["-c", _WITH_OPEN_FILES, *map(str, open_files), *command]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gemini_relay", "--http", "127.0.0.1:0", *args],
+        [sys.executable, *command],
         cwd=cwd,
         env=environment,
         stdin=subprocess.DEVNULL,

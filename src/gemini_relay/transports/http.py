@@ -25,14 +25,17 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gemini_relay.log import logger
+from gemini_relay.transports.connections import KEEP_ALIVE, MAX_HEAD, Connections, connection_cap, raise_open_files
 from gemini_relay.transports.guard import Address, Door, security_settings
 from gemini_relay.transports.http_envelope import EnvelopeCheck
 from gemini_relay.transports.page import Page, is_page_asset, is_page_path
+from gemini_relay.transports.sessions import MAX_SESSIONS, SESSION_IDLE, SessionCap
 from gemini_relay.transports.token import NO_AUTH_MEANS, HttpAuth, how_to_connect
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a prompt with inlined files is far below this; more is a mistake or abuse
 SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to finish after a signal; their jobs run on regardless
 PATH = "/mcp"
+BACKLOG = 2048  # connections the kernel queues before accept: a flood must not make an authorised connect wait
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ def bind(address: Address) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(sockaddr)
-        sock.listen(128)
+        sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise
@@ -110,10 +113,12 @@ def build_app(server: Server[Any], options: HttpOptions, port: int, page: Page |
         streamable_http_path=PATH,
         max_request_body_size=options.max_body,
         transport_security=security,
+        session_idle_timeout=SESSION_IDLE,
+        max_sessions=MAX_SESSIONS,
     )
     if page is not None:
         app.router.routes.extend(page.routes())
-    checked = EnvelopeCheck(app, PATH, options.max_body)
+    checked = EnvelopeCheck(SessionCap(app, PATH), PATH, options.max_body)
     is_open = is_page_asset if page is not None else lambda path: False
     return Door(checked, security, options.auth.token, is_open=is_open, is_page=is_page_path)
 
@@ -132,8 +137,12 @@ async def serve_http(
     """
     port = sock.getsockname()[1]
     draining = _Draining(build_app(server, options, port, page))
+    connections = Connections(connection_cap(raise_open_files()))
     config = uvicorn.Config(
         draining,
+        http=connections.protocol(),  # h11 with header and body deadlines and a connection cap (connections.py)
+        timeout_keep_alive=KEEP_ALIVE,
+        h11_max_incomplete_event_size=MAX_HEAD,
         lifespan="on",
         log_config=None,  # keep the relay's own stderr format; uvicorn's loggers are quietened below
         access_log=False,
