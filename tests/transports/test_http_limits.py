@@ -54,6 +54,7 @@ def test_an_authorised_call_is_answered_while_2000_idle_and_half_open_connection
         assert elapsed < 10.0  # the goal is 1 s (bench.reliability measures it); this bound only catches a hang
         assert still <= MAX_CONNECTIONS
         assert server.proc.poll() is None
+    assert "Too many open files" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
 
 
 def test_connections_that_never_finish_a_request_are_closed_after_the_timeouts(tmp_path: Path) -> None:

@@ -36,6 +36,9 @@ MAX_BODY_BYTES = 4 * 1024 * 1024  # a prompt with inlined files is far below thi
 SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to finish after a signal; their jobs run on regardless
 PATH = "/mcp"
 BACKLOG = 2048  # connections the kernel queues before accept: a flood must not make an authorised connect wait
+# asyncio accepts up to its listen backlog per wakeup before any connection is set up (and a surplus one closed):
+# a small batch keeps the descriptors in flight well under the open-files limit through a flood.
+ACCEPT_BATCH = 64
 
 
 @dataclass(frozen=True)
@@ -100,11 +103,20 @@ class _Draining:
 
 
 class _Uvicorn(uvicorn.Server):
-    """uvicorn without its own signal handlers: the relay handles signals (detach jobs first, then drain)."""
+    """uvicorn without its own signal handlers: the relay handles signals (detach jobs first, then drain).
+
+    asyncio takes one number for the kernel's queue and its accept batch (`backlog`): the batch is ACCEPT_BATCH,
+    then the queue is lengthened again to BACKLOG once the socket serves.
+    """
 
     @contextlib.contextmanager
     def capture_signals(self) -> Any:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        for sock in sockets or []:
+            sock.listen(BACKLOG)
 
 
 def build_app(server: Server[Any], options: HttpOptions, port: int, page: Page | None = None) -> ASGIApp:
@@ -142,6 +154,7 @@ async def serve_http(
         draining,
         http=connections.protocol(),  # h11 with header and body deadlines and a connection cap (connections.py)
         timeout_keep_alive=KEEP_ALIVE,
+        backlog=ACCEPT_BATCH,
         h11_max_incomplete_event_size=MAX_HEAD,
         lifespan="on",
         log_config=None,  # keep the relay's own stderr format; uvicorn's loggers are quietened below
