@@ -45,13 +45,15 @@ def raise_open_files(wanted: int) -> None:
 
 @contextmanager
 def held(port: int, sends: Sequence[bytes], within: float = 20.0) -> Iterator[list[socket.socket]]:
-    """One connection per entry of `sends`, each sent its bytes (b"": nothing) once connected; all closed after.
+    """One connection per entry of `sends`, each sent its bytes (b"": nothing) once connected: those that did
+    connect, all closed after.
 
     Connects are non-blocking and waited for together (bounded by `within`): a server that stopped accepting
     leaves some unconnected, which is the finding, not a hang.
     """
     raise_open_files(len(sends) + 256)
     socks: list[socket.socket] = []
+    connected: list[socket.socket] = []
     try:
         with selectors.DefaultSelector() as selector:
             for data in sends:
@@ -66,10 +68,11 @@ def held(port: int, sends: Sequence[bytes], within: float = 20.0) -> Iterator[li
                     selector.unregister(key.fileobj)
                     ready = key.fileobj
                     assert isinstance(ready, socket.socket)
-                    if key.data and ready.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                    if ready.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                        connected.append(ready)
                         with contextlib.suppress(OSError):
                             ready.send(key.data)
-        yield socks
+        yield connected
     finally:
         for sock in socks:
             sock.close()
