@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from gemini_relay.log import logger
+from gemini_relay.log import logger, requests_log
 
 HEADER_TIMEOUT = 10.0  # seconds from connecting (or the last answer) to a whole request head
 BODY_TIMEOUT = 10.0  # seconds from the head to the end of the body (4 MiB over loopback takes milliseconds)
@@ -66,12 +66,13 @@ class Connections:
         self.cap = cap
         self.open: set[GuardedH11] = set()
         self.waiting: OrderedDict[GuardedH11, None] = OrderedDict()
-        self.closed_idle = 0  # connections closed to make room or for a missed deadline
 
     def admit(self, connection: GuardedH11) -> bool:
         if len(self.open) >= self.cap:
             if not self.waiting:
+                requests_log.info("Refused a connection (503): all %d connections are busy with requests", self.cap)
                 return False
+            requests_log.info("Connection cap (%d) reached: closed the one waiting longest for a request", self.cap)
             oldest, _ = self.waiting.popitem(last=False)
             self.forget(oldest)
             oldest.drop()
@@ -126,7 +127,6 @@ class GuardedH11(H11Protocol):
     def drop(self) -> None:
         """Close this connection (it was waiting for a request head): a deadline passed, or room is needed."""
         self._cancel()
-        self.connections_of_server.closed_idle += 1
         if not self.transport.is_closing():
             self.transport.close()
 
