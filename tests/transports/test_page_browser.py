@@ -62,7 +62,7 @@ async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_render
                 image = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] a calm blue square"})
             assert not image.is_error, text_of(image)
             img = "document.querySelector('figure img')"
-            await page.wait_for(img)
+            await page.wait_for(f"{img} && {img}.getAttribute('src')")  # fetched once in view, then shown
             size = await page.eval(f"{img}.decode().then(() => [{img}.naturalWidth, {img}.naturalHeight])")
             assert size == [640, 400]
             src = await page.eval(f"{img}.getAttribute('src')")
