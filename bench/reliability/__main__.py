@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from bench.reliability import bad_input, crashes, escapes, faults, http_door, load, protocol, secrets
+from bench.reliability import bad_input, crashes, escapes, faults, http_door, http_floods, load, protocol, secrets
 from bench.reliability.table import Figure, findings_text, render
 
 Attack = Callable[[bool], Awaitable[list[Figure]]]
@@ -36,6 +36,7 @@ CATEGORIES: dict[str, Attack] = {
     "load": load.attack,
     "faults": faults.attack,
     "http": http_door.attack,
+    "http-floods": http_floods.attack,
 }
 
 

@@ -15,6 +15,7 @@ from gemini_relay.commands import DEFAULT_HOOK_TIMEOUT, doctor_state, hook_wait,
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
+from gemini_relay.transports.token import NO_AUTH_MEANS
 
 if TYPE_CHECKING:
     import socket
@@ -51,15 +52,20 @@ async def _doctor(deps: Deps) -> int:
     return 1 if broken else 0
 
 
-def _listener(http: str, token_file: Path | None, grace: float | None) -> tuple[HttpOptions, socket.socket] | int:
+def _listener(args: argparse.Namespace) -> tuple[HttpOptions, socket.socket] | int:
     """The checked HTTP options and the bound socket, or the exit code after saying why (2: refused, 1: bind)."""
-    from gemini_relay.transports.guard import load_token, parse_address, require_loopback
+    import os
+
+    from gemini_relay.config import default_state_dir
+    from gemini_relay.transports.guard import parse_address, require_loopback
     from gemini_relay.transports.http import SHUTDOWN_GRACE, HttpOptions, bind
+    from gemini_relay.transports.token import http_auth
 
     try:
-        address = parse_address(http)
+        address = parse_address(args.http)
         require_loopback(address)
-        options = HttpOptions(address, token=load_token(token_file), shutdown_grace=grace or SHUTDOWN_GRACE)
+        auth = http_auth(args.token_file, default_state_dir(os.environ), os.environ, no_auth=args.no_auth)
+        options = HttpOptions(address, auth, shutdown_grace=args.shutdown_grace or SHUTDOWN_GRACE)
     except ConfigError as exc:
         print(f"gemini-relay: {exc}", file=sys.stderr)
         return 2
@@ -128,7 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         metavar="PATH",
-        help="with --http: require `Authorization: Bearer <first line of PATH>` (else $GEMINI_RELAY_HTTP_TOKEN)",
+        help="with --http: the bearer token is the first line of PATH (else $GEMINI_RELAY_HTTP_TOKEN, else one the "
+        "relay makes and keeps in its state dir as http-token)",
+    )
+    parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help=f"with --http: ask no token at all; {NO_AUTH_MEANS.format(where='127.0.0.1')}",
     )
     parser.add_argument(
         "--shutdown-grace",
@@ -152,16 +164,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "hook-wait":
         return hook_wait(args.timeout)
     configure()
-    http_only = args.token_file is not None or args.shutdown_grace is not None
+    http_only = args.token_file is not None or args.shutdown_grace is not None or args.no_auth
     if (args.http is not None or http_only) and args.command not in (None, "serve"):
-        parser.error("--http, --token-file and --shutdown-grace apply to serving only")
+        parser.error("--http, --token-file, --no-auth and --shutdown-grace apply to serving only")
     if http_only and args.http is None:
-        parser.error("--token-file and --shutdown-grace need --http")
+        parser.error("--token-file, --no-auth and --shutdown-grace need --http")
     if args.command == "host":
         from gemini_relay.jobs.host.server import serve_host
 
         return serve_host()
-    listener = _listener(args.http, args.token_file, args.shutdown_grace) if args.http is not None else None
+    listener = _listener(args) if args.http is not None else None
     if isinstance(listener, int):
         return listener
     if listener is None and args.command in (None, "serve"):

@@ -30,7 +30,8 @@ RUN_TIMEOUT = 180.0
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     base = tmp_path_factory.mktemp("conformance")
     env = bare_env(base)
-    with serve_http(env, base, base / "server-stderr.log") as running:
+    # the runner sends no Authorization header: the door has its own tests (tests/transports/test_http_door.py)
+    with serve_http(env, base, base / "server-stderr.log", "--no-auth") as running:
         yield running
 
 

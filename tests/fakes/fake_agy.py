@@ -14,7 +14,8 @@ Knobs (env): FAKE_AGY_VERSION (default 1.2.16) or FAKE_AGY_VERSION_TEXT (raw --v
 FAKE_AGY_HELP=full|old|minimal|broken; FAKE_AGY_SCENARIO=a,b:arg (also `[[agy:a]]` / `[[agy:b:arg]]` in the prompt);
 FAKE_AGY_LOG=<file> (one JSON line per start / stdin / grandchild); FAKE_AGY_USAGE=<groups JSON>;
 FAKE_AGY_MODELS_EXIT=<n>; FAKE_AGY_IMAGE_DIMS=<W>x<H>.
-Scenarios: quota, rate_limit, model_not_found, invalid_model, model_fallback, background_abort, kill_line_only, print_timeout[:empty],
+Scenarios: quota, rate_limit, model_not_found, invalid_model, model_fallback, background_abort, kill_line_only,
+print_timeout[:empty],
 error_result, error_inband_timeout, denied, empty, schema, schema_missing, status:<S>, no_result, hang,
 ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
 usage_turn (env only: /usage answered as a model turn).

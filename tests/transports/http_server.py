@@ -1,6 +1,7 @@
 """The server as a real `gemini-relay --http 127.0.0.1:0` subprocess, for tests of the HTTP transport and its clients.
 
 The server picks a free port and logs its URL; the fixture waits for that line (bounded), then hands out clients.
+Without a token given (and without `--no-auth`) the server makes its own in the state dir; clients present that one.
 """
 
 from __future__ import annotations
@@ -23,10 +24,19 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from gemini_relay.config import default_state_dir
 from tests.harness import Relay
 
 START_TIMEOUT = 60.0  # a loaded 2-core machine: imports alone take seconds
 STOP_TIMEOUT = 15.0
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+STORED_TOKEN = "http-token"  # the token the server makes in its state dir when none is configured
 _URL = re.compile(r"Serving MCP over HTTP at (http://\S+)")
 
 
@@ -113,16 +123,32 @@ def http_server(relay: Relay, *args: str, token: str | None = None, **env: str) 
         yield server
 
 
+# Sets the open-files limit, then becomes the server (an exec: no preexec_fn in a process with threads).
+_WITH_OPEN_FILES = (
+    "import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[2]))); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[3:]])"
+)
+
+
 @contextmanager
 def serve_http(
-    env: dict[str, str], cwd: Path, log_path: Path, *args: str, token: str | None = None
+    env: dict[str, str],
+    cwd: Path,
+    log_path: Path,
+    *args: str,
+    token: str | None = None,
+    open_files: tuple[int, int] | None = None,
 ) -> Iterator[HttpServer]:
-    """The server with exactly `env` (plus the token), its stderr appended to `log_path`."""
+    """The server with exactly `env` (plus the token), its stderr appended to `log_path`; `open_files`: the
+    RLIMIT_NOFILE (soft, hard) it starts with."""
     environment = dict(env)
     if token is not None:
         environment["GEMINI_RELAY_HTTP_TOKEN"] = token
+    command = ["-m", "gemini_relay", "--http", "127.0.0.1:0", *args]
+    if open_files is not None:
+        command = ["-c", _WITH_OPEN_FILES, *map(str, open_files), *command]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gemini_relay", "--http", "127.0.0.1:0", *args],
+        [sys.executable, *command],
         cwd=cwd,
         env=environment,
         stdin=subprocess.DEVNULL,
@@ -142,6 +168,9 @@ def serve_http(
                 server.stop(signal.SIGKILL)
                 pytest.fail(f"the HTTP server did not start:\n{log_path.read_text(encoding='utf-8')}")
             server.url = found[0]
+            stored = default_state_dir(environment) / STORED_TOKEN
+            if token is None and "--no-auth" not in args and stored.exists():
+                server.token = stored.read_text(encoding="utf-8").strip()
             yield server
         finally:
             server.stop()

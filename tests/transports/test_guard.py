@@ -1,4 +1,4 @@
-"""Which addresses the HTTP listener accepts, and how a token file is read (in-process, no server)."""
+"""Which addresses the HTTP listener accepts, and where its token comes from (in-process, no server)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.errors import ConfigError
-from gemini_relay.transports.guard import Address, load_token, parse_address, require_loopback
+from gemini_relay.transports.guard import Address, parse_address, require_loopback
+from gemini_relay.transports.token import http_auth, load_token
 
 
 def test_the_address_defaults_to_127_0_0_1_port_8765() -> None:
@@ -59,17 +60,21 @@ def test_the_command_refuses_a_wildcard_bind_at_startup_with_exit_code_2(tmp_pat
     assert "gemini-relay: refusing to listen on 0.0.0.0: it means every interface; use 127.0.0.1" in proc.stderr
 
 
-def test_a_token_file_gives_its_first_line_and_wins_over_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_token_file_gives_its_first_line_and_wins_over_the_environment_which_wins_over_the_stored_one(
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("GEMINI_RELAY_HTTP_TOKEN", "from-env")
     token_file = tmp_path / "token"
     token_file.write_text("  s3cret \nignored\n", encoding="utf-8")
     token_file.chmod(0o600)
-    assert load_token(token_file) == "s3cret"
-    assert load_token(None) == "from-env"
-    monkeypatch.setenv("GEMINI_RELAY_HTTP_TOKEN", " ")
-    assert load_token(None) is None
+    state = tmp_path / "state"
+    env = {"GEMINI_RELAY_HTTP_TOKEN": "from-env"}
+    assert http_auth(token_file, state, env, no_auth=False).token == "s3cret"
+    assert http_auth(None, state, env, no_auth=False).token == "from-env"
+    assert not state.exists()  # nothing is made while a token is configured
+    made = http_auth(None, state, {"GEMINI_RELAY_HTTP_TOKEN": " "}, no_auth=False)
+    assert made.token and made.token == (state / "http-token").read_text(encoding="utf-8").strip()
+    assert http_auth(None, state, {}, no_auth=False) == made  # reused
+    assert http_auth(None, state, {}, no_auth=True).token is None
 
 
 def test_an_empty_or_missing_token_file_is_refused(tmp_path: Path) -> None:
@@ -79,3 +84,21 @@ def test_an_empty_or_missing_token_file_is_refused(tmp_path: Path) -> None:
         load_token(empty)
     with pytest.raises(ConfigError, match="cannot read the token file"):
         load_token(tmp_path / "missing")
+
+
+def test_a_stored_token_that_is_a_symlink_or_empty_is_refused_and_a_race_yields_one_token(tmp_path: Path) -> None:
+    from gemini_relay.transports.token import stored_token
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (tmp_path / "elsewhere").write_text("x\n", encoding="utf-8")
+    (state / "http-token").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError, match="cannot read the stored HTTP token"):
+        stored_token(state / "http-token")
+    (state / "http-token").unlink()
+    (state / "http-token").write_text("\n", encoding="utf-8")
+    (state / "http-token").chmod(0o600)
+    with pytest.raises(ConfigError, match="is empty; remove it"):
+        stored_token(state / "http-token")
+    tokens = {stored_token(tmp_path / "fresh" / "http-token") for _ in range(3)}
+    assert len(tokens) == 1 and sorted(p.name for p in (tmp_path / "fresh").iterdir()) == ["http-token"]

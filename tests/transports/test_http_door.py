@@ -12,16 +12,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.transports.http_server import HttpServer, bare_env, serve_http
+from tests.transports.http_server import ACCEPT, INIT, HttpServer, bare_env, serve_http
 
 TOKEN = "s3cret-token"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")

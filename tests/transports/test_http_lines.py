@@ -58,7 +58,7 @@ def outcome(response: httpx2.Response) -> Expected | str:
 
 def test_every_bad_body_gets_its_json_rpc_answer_and_the_session_keeps_serving(server: HttpServer) -> None:
     wrong = []
-    with httpx2.Client(timeout=60) as http:
+    with httpx2.Client(timeout=60, headers=server.headers()) as http:
         opened = http.post(server.url, content=json.dumps(INIT).encode(), headers=HEADERS)
         session = {**HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         http.post(server.url, content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers=session)
@@ -90,7 +90,7 @@ def test_every_bad_body_gets_its_json_rpc_answer_and_the_session_keeps_serving(s
 def test_a_stateless_2026_request_gets_the_same_answers(
     server: HttpServer, body: bytes, code: int, request_id: int | None
 ) -> None:
-    modern = {**HEADERS, "MCP-Protocol-Version": "2026-07-28"}
+    modern = {**HEADERS, "MCP-Protocol-Version": "2026-07-28", **server.headers()}
     with httpx2.Client(timeout=60) as http:
         response = http.post(server.url, content=body, headers=modern)
     assert response.status_code == 400

@@ -100,7 +100,7 @@ async def test_a_client_of_an_older_revision_gets_its_revision_and_the_instructi
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     with http_server(relay) as server:
         async with httpx2.AsyncClient(timeout=EVENT_TIMEOUT) as http:
-            response = await http.post(server.url, json=init, headers=headers)
+            response = await http.post(server.url, json=init, headers={**headers, **server.headers()})
     assert response.status_code == 200
     data = json.loads(next(line[5:] for line in response.text.splitlines() if line.startswith("data:")))
     assert data["result"]["protocolVersion"] == version

@@ -1,5 +1,7 @@
 """The job page in a real headless Chromium: a job started over MCP appears, its streamed text moves, it finishes,
-and an image another client generated renders — all live over /events, behind the token cookie, CSP clean.
+and an image another client generated renders — all live over /events, CSP clean. The token comes in the URL's
+fragment and goes out only as a header: no cookie (every port of 127.0.0.1 would get it), nothing in the URL after
+load; a reload keeps it (this tab's sessionStorage), a tab without it says how to open the page.
 
 GEMINI_RELAY_PAGE_SCREENSHOT=<path> also saves the final screenshot there (docs/page.png is made this way).
 """
@@ -34,9 +36,10 @@ async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_render
     ):
         origin = f"http://127.0.0.1:{server.port}"
         async with browser.page(height=640) as page:
-            await page.navigate(f"{origin}/?token={TOKEN}")
+            await page.navigate(f"{origin}/#token={TOKEN}")
             assert await page.eval("location.href") == f"{origin}/"  # the token left the URL
             await page.wait_for("document.getElementById('conn').dataset.state === 'live'")
+            assert (await page.send("Network.getAllCookies"))["cookies"] == []
             assert await page.eval("document.getElementById('empty').hidden") is False
 
             async with server.client() as client:
@@ -59,11 +62,13 @@ async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_render
                 image = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] a calm blue square"})
             assert not image.is_error, text_of(image)
             img = "document.querySelector('figure img')"
-            await page.wait_for(img)
+            await page.wait_for(f"{img} && {img}.getAttribute('src')")  # fetched once in view, then shown
             size = await page.eval(f"{img}.decode().then(() => [{img}.naturalWidth, {img}.naturalHeight])")
             assert size == [640, 400]
             src = await page.eval(f"{img}.getAttribute('src')")
-            assert src.startswith("/files/") and await page.eval(f"{img}.alt") == Path(image.meta["path"]).name  # type: ignore[index]
+            assert src.startswith(f"blob:{origin}/")  # fetched with the header: an <img> cannot send one
+            assert (await page.eval(f"{img}.dataset.src")).startswith("/files/")
+            assert await page.eval(f"{img}.alt") == Path(image.meta["path"]).name  # type: ignore[index]
 
             await page.eval(f"{card}.querySelector('details').open = false")
             shot = tmp_path / "page.png"
@@ -80,6 +85,15 @@ async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_render
             assert await page.eval("getComputedStyle(document.body).backgroundColor") == "rgb(15, 18, 22)"
             await page.screenshot(tmp_path / "page-dark.png")
             assert page.problems() == []  # no CSP violation, no script error
+
+            conn = "document.getElementById('conn')"
+            await page.navigate(f"{origin}/")  # loaded again in this tab: the token stays with it
+            await page.wait_for(f"{conn}.dataset.state === 'live' && {card}.dataset.state === 'done'")
+            await page.eval("sessionStorage.clear()")
+            await page.navigate(f"{origin}/")  # a tab without it
+            await page.wait_for(f"{conn}.dataset.state === 'denied'")
+            assert "#token=" in await page.eval(f"{conn}.textContent")
+            assert (await page.send("Network.getAllCookies"))["cookies"] == []
     assert shot.stat().st_size > 10_000
     target = os.environ.get("GEMINI_RELAY_PAGE_SCREENSHOT")
     if target:

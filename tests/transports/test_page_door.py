@@ -1,11 +1,15 @@
-"""The job page keeps /mcp's door: loopback Host (421), same Origin (403), the token (401) — header or the cookie
-that `/?token=` sets — and its file endpoint serves only media a job recorded, inside the allowed roots.
+"""The job page keeps /mcp's door: loopback Host (421), same Origin (403), and the bearer header (401) on every path
+that carries data; no cookie is ever set (cookies ignore the port: every server on 127.0.0.1 would get it). Its own
+HTML, script and style hold no data and open without the token. The file endpoint serves only media a job
+recorded, inside the allowed roots.
 
 One token-protected server for the module over a state dir holding a finished job with files of every kind.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import signal
 from collections.abc import Iterator
@@ -16,14 +20,14 @@ import httpx2
 import pytest
 
 from gemini_relay.jobs.store.files import FileJobStore
-from gemini_relay.transports.guard import page_cookie_name
-from tests.transports.http_server import HttpServer, serve_http
+from tests.transports.http_server import HttpServer, bare_env, serve_http
 from tests.transports.page_jobs import finished_job
 
 TOKEN = "page-s3cret"
 PNG = bytes.fromhex("89504e470d0a1a0a") + b"not really decoded by these tests"
 VIDEO = bytes(range(256)) * 64
-PAGE_PATHS = ["/", "/page.js", "/page.css", "/api/jobs", "/events"]
+ASSETS = ["/", "/page.js", "/page.css"]
+DATA_PATHS = ["/api/jobs", "/api/jobs/x", "/events", "/files/x/0"]
 UNTRUSTED = '<script>alert("x")</script> <img src=x onerror=alert(1)>'
 
 
@@ -68,8 +72,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield World(running, job_id, project)
 
 
-def get(world: World, path: str, headers: dict[str, str] | None = None, cookie: str | None = None) -> httpx2.Response:
-    cookies = {page_cookie_name(world.server.port): cookie} if cookie else None
+def get(
+    world: World, path: str, headers: dict[str, str] | None = None, cookies: dict[str, str] | None = None
+) -> httpx2.Response:
     with httpx2.Client(timeout=30, cookies=cookies) as http:
         if path == "/events":  # a stream: the headers (and the first event) are all a test needs
             with http.stream("GET", world.url(path), headers=headers) as response:
@@ -83,65 +88,59 @@ def bearer() -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKEN}"}
 
 
-def login(world: World) -> str:
-    """The cookie `/?token=` sets."""
-    with httpx2.Client(timeout=30) as http:
-        response = http.get(world.url(f"/?token={TOKEN}"))
-    return response.cookies[page_cookie_name(world.server.port)]
-
-
-@pytest.mark.parametrize("path", [*PAGE_PATHS, "/files/x/0"])
-def test_every_page_path_wants_the_token_and_says_how_to_give_it(world: World, path: str) -> None:
+@pytest.mark.parametrize("path", DATA_PATHS)
+def test_every_data_path_wants_the_bearer_header_and_says_how_the_page_gives_it(world: World, path: str) -> None:
     response = get(world, path)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="gemini-relay"'
-    assert "/?token=" in response.text
+    assert "/#token=" in response.text
 
 
-@pytest.mark.parametrize("path", [*PAGE_PATHS, "/files/x/0"])
+@pytest.mark.parametrize("path", ASSETS)
+def test_the_page_files_hold_no_data_and_open_without_the_token(world: World, path: str) -> None:
+    response = get(world, path)
+    assert response.status_code == 200
+    assert "set-cookie" not in response.headers
+    assert world.job_id not in response.text and TOKEN not in response.text
+
+
+@pytest.mark.parametrize("path", [*ASSETS, *DATA_PATHS])
 def test_a_foreign_host_is_421_and_a_foreign_origin_403_on_every_page_path(world: World, path: str) -> None:
     assert get(world, path, {**bearer(), "Host": f"evil.example:{world.server.port}"}).status_code == 421
     assert get(world, path, {**bearer(), "Origin": "http://evil.example"}).status_code == 403
     assert get(world, path, {**bearer(), "Origin": f"http://127.0.0.1:{world.server.port + 1}"}).status_code == 403
 
 
-def test_the_token_in_the_url_becomes_an_httponly_strict_cookie_and_a_redirect_without_it(world: World) -> None:
+@pytest.mark.parametrize("token", [TOKEN, TOKEN + "x"])
+def test_the_token_in_a_query_string_is_refused_saying_to_put_it_after_the_hash_and_sets_no_cookie(
+    world: World, token: str
+) -> None:
     with httpx2.Client(timeout=30) as http:
-        response = http.get(world.url(f"/?token={TOKEN}"))
-    assert response.status_code == 303
-    assert response.headers["location"] == "/"
-    cookie = response.headers["set-cookie"]
-    assert cookie.startswith(f"{page_cookie_name(world.server.port)}=")
-    assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower() and "Path=/" in cookie
-    assert TOKEN not in cookie  # the browser keeps a value derived from the token, not the token
+        response = http.get(world.url(f"/?token={token}"))
+    assert response.status_code == 400
+    assert "/#token=" in response.text
+    assert "set-cookie" not in response.headers
     assert response.headers["referrer-policy"] == "no-referrer"
 
 
-def test_a_wrong_token_in_the_url_sets_no_cookie(world: World) -> None:
-    with httpx2.Client(timeout=30) as http:
-        response = http.get(world.url(f"/?token={TOKEN}x"))
-    assert response.status_code == 401
-    assert "set-cookie" not in response.headers
+def test_a_cookie_alone_opens_no_data_path(world: World) -> None:
+    """The cookie the page used to set (named by port, derived from the token) reaches every port of 127.0.0.1."""
+    derived = hmac.new(TOKEN.encode(), b"gemini-relay page cookie", hashlib.sha256).hexdigest()
+    for value in (derived, TOKEN):
+        cookies = {f"gemini_relay_page_{world.server.port}": value, "gemini_relay_page": value}
+        assert get(world, "/api/jobs", cookies=cookies).status_code == 401
+        assert get(world, f"/files/{world.job_id}/0", cookies=cookies).status_code == 401
 
 
-@pytest.mark.parametrize("path", PAGE_PATHS)
-def test_the_cookie_opens_the_page_paths(world: World, path: str) -> None:
-    assert get(world, path, cookie=login(world)).status_code == 200
-
-
-def test_the_cookie_does_not_open_mcp_nor_does_a_forged_one_open_the_page(world: World) -> None:
-    cookie = login(world)
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    with httpx2.Client(timeout=30, cookies={page_cookie_name(world.server.port): cookie}) as http:
-        assert http.post(world.url("/mcp"), content=json.dumps(init), headers=headers).status_code == 401
-    assert get(world, "/", cookie=cookie[:-1] + ("0" if cookie[-1] != "0" else "1")).status_code == 401
-    assert get(world, "/", cookie=TOKEN).status_code == 401
+@pytest.mark.parametrize("path", ["/api/jobs", "/api/jobs/{job}", "/events", "/files/{job}/0"])
+def test_the_bearer_header_opens_the_data_paths(world: World, path: str) -> None:
+    assert get(world, path.format(job=world.job_id), bearer()).status_code == 200
 
 
 def test_the_page_has_a_strict_csp_and_no_inline_script_or_style(world: World) -> None:
-    response = get(world, "/", bearer())
+    response = get(world, "/")
     assert response.headers["content-security-policy"].startswith("default-src 'self';")
+    assert "img-src 'self' blob:;" in response.headers["content-security-policy"]  # media the script fetched
     assert response.headers["x-content-type-options"] == "nosniff"
     html = response.text
     assert '<script src="/page.js" defer></script>' in html
@@ -202,11 +201,7 @@ def test_job_text_is_served_as_json_data_never_as_markup(world: World) -> None:
 
 
 def test_the_event_stream_sends_the_job_list_first(world: World) -> None:
-    cookie = login(world)
-    with (
-        httpx2.Client(timeout=30, cookies={page_cookie_name(world.server.port): cookie}) as http,
-        http.stream("GET", world.url("/events")) as response,
-    ):
+    with httpx2.Client(timeout=30) as http, http.stream("GET", world.url("/events"), headers=bearer()) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         buffer = ""
         for chunk in response.iter_text():
@@ -218,17 +213,9 @@ def test_the_event_stream_sends_the_job_list_first(world: World) -> None:
 
 
 def test_an_open_event_stream_ends_with_bye_when_the_server_stops(tmp_path: Path) -> None:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "HOME": str(tmp_path),
-        "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state"),
-        "GEMINI_RELAY_PROJECT_ROOT": str(tmp_path),
-        "GEMINI_MCP_BACKEND": "gemini",
-    }
-    with serve_http(env, tmp_path, tmp_path / "server-stderr.log") as server:
+    with serve_http(bare_env(tmp_path), tmp_path, tmp_path / "server-stderr.log") as server:
         url = f"http://127.0.0.1:{server.port}/events"
-        with httpx2.Client(timeout=30) as http, http.stream("GET", url) as response:
+        with httpx2.Client(timeout=30) as http, http.stream("GET", url, headers=server.headers()) as response:
             events = response.iter_text()
             assert "event: jobs" in next(e for e in events if "event: jobs" in e)
             server.proc.send_signal(signal.SIGTERM)

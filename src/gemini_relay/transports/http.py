@@ -12,6 +12,7 @@ import contextlib
 import logging
 import signal
 import socket
+import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,19 +25,26 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gemini_relay.log import logger
+from gemini_relay.transports.connections import KEEP_ALIVE, MAX_HEAD, Connections, connection_cap, raise_open_files
 from gemini_relay.transports.guard import Address, Door, security_settings
 from gemini_relay.transports.http_envelope import EnvelopeCheck
-from gemini_relay.transports.page import Page, is_page_path
+from gemini_relay.transports.page import Page, is_page_asset, is_page_path
+from gemini_relay.transports.sessions import MAX_SESSIONS, SESSION_IDLE, SessionCap
+from gemini_relay.transports.token import NO_AUTH_MEANS, HttpAuth, how_to_connect
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a prompt with inlined files is far below this; more is a mistake or abuse
 SHUTDOWN_GRACE = 5.0  # seconds calls in flight get to finish after a signal; their jobs run on regardless
 PATH = "/mcp"
+BACKLOG = 2048  # connections the kernel queues before accept: a flood must not make an authorised connect wait
+# asyncio accepts up to its listen backlog per wakeup before any connection is set up (and a surplus one closed):
+# a small batch keeps the descriptors in flight well under the open-files limit through a flood.
+ACCEPT_BATCH = 64
 
 
 @dataclass(frozen=True)
 class HttpOptions:
     address: Address
-    token: str | None = None
+    auth: HttpAuth  # a token, or NO_AUTH only when --no-auth asked for it
     max_body: int = MAX_BODY_BYTES
     shutdown_grace: float = SHUTDOWN_GRACE
 
@@ -48,7 +56,7 @@ def bind(address: Address) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(sockaddr)
-        sock.listen(128)
+        sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise
@@ -95,11 +103,20 @@ class _Draining:
 
 
 class _Uvicorn(uvicorn.Server):
-    """uvicorn without its own signal handlers: the relay handles signals (detach jobs first, then drain)."""
+    """uvicorn without its own signal handlers: the relay handles signals (detach jobs first, then drain).
+
+    asyncio takes one number for the kernel's queue and its accept batch (`backlog`): the batch is ACCEPT_BATCH,
+    then the queue is lengthened again to BACKLOG once the socket serves.
+    """
 
     @contextlib.contextmanager
     def capture_signals(self) -> Any:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        for sock in sockets or []:
+            sock.listen(BACKLOG)
 
 
 def build_app(server: Server[Any], options: HttpOptions, port: int, page: Page | None = None) -> ASGIApp:
@@ -108,11 +125,14 @@ def build_app(server: Server[Any], options: HttpOptions, port: int, page: Page |
         streamable_http_path=PATH,
         max_request_body_size=options.max_body,
         transport_security=security,
+        session_idle_timeout=SESSION_IDLE,
+        max_sessions=MAX_SESSIONS,
     )
     if page is not None:
         app.router.routes.extend(page.routes())
-    checked = EnvelopeCheck(app, PATH, options.max_body)
-    return Door(checked, security, options.token, port=port, cookie_paths=is_page_path)
+    checked = EnvelopeCheck(SessionCap(app, PATH), PATH, options.max_body)
+    is_open = is_page_asset if page is not None else lambda path: False
+    return Door(checked, security, options.auth.token, is_open=is_open, is_page=is_page_path)
 
 
 async def serve_http(
@@ -129,8 +149,13 @@ async def serve_http(
     """
     port = sock.getsockname()[1]
     draining = _Draining(build_app(server, options, port, page))
+    connections = Connections(connection_cap(raise_open_files()))
     config = uvicorn.Config(
         draining,
+        http=connections.protocol(),  # h11 with header and body deadlines and a connection cap (connections.py)
+        timeout_keep_alive=KEEP_ALIVE,
+        backlog=ACCEPT_BATCH,
+        h11_max_incomplete_event_size=MAX_HEAD,
         lifespan="on",
         log_config=None,  # keep the relay's own stderr format; uvicorn's loggers are quietened below
         access_log=False,
@@ -160,12 +185,23 @@ async def serve_http(
                     return
 
         await tg.start(stop_on_signal)  # before the URL is announced: a signal from then on is a graceful stop
-        url = f"http://{options.address.url_host}:{port}{PATH}"
-        logger.info("Serving MCP over HTTP at %s (%s)", url, "bearer token required" if options.token else "no token")
-        if page is not None:
-            logger.info("Job page at http://%s:%d/", options.address.url_host, port)
+        _announce(options, port, page is not None)
         await web.serve(sockets=[sock])
         on_shutdown()
         if page is not None:
             page.close()
         tg.cancel_scope.cancel()
+
+
+def _announce(options: HttpOptions, port: int, page: bool) -> None:
+    """Where to connect and how to authenticate; the token itself only on a terminal (a captured stderr is a log)."""
+    base = f"http://{options.address.url_host}:{port}"
+    header, page_url = how_to_connect(options.auth, base, shown=sys.stderr.isatty())
+    if options.auth.token is None:
+        logger.info("Serving MCP over HTTP at %s%s (no token: --no-auth)", base, PATH)
+        logger.warning("NO AUTHENTICATION (--no-auth): %s", NO_AUTH_MEANS.format(where=base.removeprefix("http://")))
+    else:
+        logger.info("Serving MCP over HTTP at %s%s (bearer token required)", base, PATH)
+        logger.info("Clients send the header  %s", header)
+    if page:
+        logger.info("Job page at %s", page_url)

@@ -1,7 +1,8 @@
 """The page's HTTP routes beside /mcp: the HTML and its static files, job JSON, server-sent events, media files.
 
-The Door in front (guard.py) has already checked Host, Origin and the token (header or page cookie). Every answer
-carries a strict Content-Security-Policy; job text is data the page renders as text, never markup.
+The Door in front (guard.py) has already checked Host and Origin, and the bearer token on every path but the page's
+own files (HTML, script, style: no data). Every answer carries a strict Content-Security-Policy; job text is data
+the page renders as text, never markup. Media reach the page as blobs its script fetched with the token.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ EVENT_INTERVAL = 0.5  # seconds between store reads per stream: the bound on the
 KEEPALIVE = 15.0  # a comment line this often keeps idle proxies and the browser's reconnect timer quiet
 MAX_STREAMS = 16  # open event streams: a runaway script opening streams gets 503, not unbounded connections
 CSP = (
-    "default-src 'self'; img-src 'self'; media-src 'self'; script-src 'self'; style-src 'self'; "
+    "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; script-src 'self'; style-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {
@@ -44,6 +45,11 @@ PAGE_PREFIXES = ("/api/", "/files/")
 
 def is_page_path(path: str) -> bool:
     return path in PAGE_PATHS or path.startswith(PAGE_PREFIXES)
+
+
+def is_page_asset(path: str) -> bool:
+    """The page's own files: they hold no data, so they open without the token (a browser cannot send a header)."""
+    return path in STATIC
 
 
 def _asset(name: str) -> bytes:

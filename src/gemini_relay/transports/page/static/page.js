@@ -1,6 +1,39 @@
-// The job page: one EventSource on /events; cards are updated in place (players keep playing, open results stay
+// The job page: one event stream on /events; cards are updated in place (players keep playing, open results stay
 // open). Job text is untrusted model output: it only ever goes into textContent, never into markup.
+// The token arrives in the URL's fragment (#token=…), which the browser never sends: it is kept in this tab's
+// sessionStorage (scoped to this origin, port included, unlike a cookie), dropped from the address bar, and sent as
+// an Authorization header on every call. EventSource cannot send headers, so the stream is read with fetch; media
+// are fetched the same way and shown from blob: URLs.
 "use strict";
+
+const TOKEN_KEY = "gemini-relay-token";
+let token = takeToken();
+let stream = null; // the AbortController of the open event stream
+let retry = null;
+
+function takeToken() {
+  const match = /^#token=([^&]*)/.exec(location.hash);
+  let given = null;
+  if (match) {
+    try {
+      given = decodeURIComponent(match[1]);
+    } catch (err) {
+      given = match[1];
+    }
+    history.replaceState(null, "", location.pathname); // out of the address bar and this tab's history
+  }
+  try {
+    if (given) sessionStorage.setItem(TOKEN_KEY, given);
+    return given || sessionStorage.getItem(TOKEN_KEY);
+  } catch (err) {
+    return given; // storage refused (a private mode): this load still works
+  }
+}
+
+function authorized(init) {
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  return { ...init, headers: { ...headers, ...(init && init.headers) }, cache: "no-store", credentials: "omit" };
+}
 
 const cards = new Map();
 const STATES = ["running", "starting", "queued", "done", "failed", "cancelled"];
@@ -68,10 +101,50 @@ function setMeta(dl, pairs) {
   }
 }
 
+// Media elements cannot send a header: each file is fetched with the token when it scrolls into view, then shown
+// from a blob: URL (revoked when its card changes or goes).
+const blobs = new Map(); // element -> blob: URL
+const lazy = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (!entry.isIntersecting) continue;
+    lazy.unobserve(entry.target);
+    loadBlob(entry.target);
+  }
+}, { rootMargin: "400px" });
+
+async function loadBlob(node) {
+  try {
+    const response = await fetch(node.dataset.src, authorized());
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const url = URL.createObjectURL(await response.blob());
+    if (!node.isConnected) {
+      URL.revokeObjectURL(url);
+      return;
+    }
+    blobs.set(node, url);
+    for (const target of [node, ...node.closest("figure").querySelectorAll("a")]) {
+      if (target.tagName === "A") target.href = url;
+      else target.src = url;
+    }
+  } catch (err) {
+    node.closest("figure").dataset.failed = err.message;
+  }
+}
+
+function dropBlobs(box) {
+  for (const node of box.querySelectorAll("img, video, audio")) {
+    lazy.unobserve(node);
+    const url = blobs.get(node);
+    if (url) URL.revokeObjectURL(url);
+    blobs.delete(node);
+  }
+}
+
 function renderMedia(box, files, card) {
   const key = files.map((f) => f.url).join("\n");
   if (card.mediaKey === key) return;
   card.mediaKey = key;
+  dropBlobs(box);
   box.replaceChildren();
   for (const file of files) {
     const figure = el("figure");
@@ -79,10 +152,7 @@ function renderMedia(box, files, card) {
     if (file.kind === "image") {
       player = el("img");
       player.alt = file.name;
-      player.loading = "lazy";
-      player.src = file.url;
       const link = el("a");
-      link.href = file.url;
       link.target = "_blank";
       link.rel = "noopener";
       link.append(player);
@@ -91,17 +161,17 @@ function renderMedia(box, files, card) {
       player = el(file.kind === "video" ? "video" : "audio");
       player.controls = true;
       player.preload = "metadata";
-      player.src = file.url;
       figure.append(player);
     }
+    player.dataset.src = file.url;
     const caption = el("figcaption");
     const open = el("a", null, file.name);
-    open.href = file.url;
     open.target = "_blank";
     open.rel = "noopener";
     caption.append(open);
     figure.append(caption);
     box.append(figure);
+    lazy.observe(player);
   }
 }
 
@@ -111,7 +181,7 @@ async function loadText(card) {
   if (!job.terminal || card.loaded === key) return;
   card.loaded = key;
   try {
-    const response = await fetch(`/api/jobs/${encodeURIComponent(job.id)}`, { credentials: "same-origin" });
+    const response = await fetch(`/api/jobs/${encodeURIComponent(job.id)}`, authorized());
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const detail = await response.json();
     card.parts.text.textContent = detail.text || "(no text)";
@@ -180,6 +250,7 @@ function render(snapshot) {
   }
   for (const [id, card] of cards) {
     if (!seen.has(id)) {
+      dropBlobs(card);
       card.remove();
       cards.delete(id);
     }
@@ -199,27 +270,69 @@ function setConnection(state, text) {
   conn.textContent = text;
 }
 
-function connect() {
-  const events = new EventSource("/events");
-  events.addEventListener("open", () => setConnection("live", "live"));
-  events.addEventListener("jobs", (event) => {
-    setConnection("live", "live");
-    render(JSON.parse(event.data));
-  });
-  events.addEventListener("bye", () => {
-    setConnection("down", "relay stopped; retrying…");
-    events.close();
-    setTimeout(connect, 3000);
-  });
-  events.addEventListener("error", () => {
-    if (events.readyState === EventSource.CLOSED) {
-      setConnection("down", "disconnected; retrying…");
-      setTimeout(connect, 5000);
-    } else {
-      setConnection("connecting", "reconnecting…");
-    }
-  });
+// One server-sent event block: `event:` and `data:` lines (a `:` line is a keepalive comment).
+function dispatch(block) {
+  let name = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) name = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  if (name === "jobs") render(JSON.parse(data.join("\n")));
+  return name;
 }
+
+async function listen(signal) {
+  const response = await fetch("/events", authorized({ signal }));
+  if (response.status === 401) return "unauthorized";
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  setConnection("live", "live");
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return "ended";
+    buffer += value.replace(/\r\n?/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (dispatch(block) === "bye") return "bye";
+    }
+  }
+}
+
+function connect() {
+  clearTimeout(retry);
+  if (stream) stream.abort();
+  const controller = new AbortController();
+  stream = controller;
+  setConnection("connecting", "connecting…");
+  listen(controller.signal).then(
+    (outcome) => {
+      if (controller.signal.aborted) return;
+      if (outcome === "unauthorized") {
+        setConnection("denied", "no token: open the page at the URL the relay printed at startup (…/#token=…)");
+        return; // nothing to retry with until a new #token= arrives
+      }
+      setConnection("down", outcome === "bye" ? "relay stopped; retrying…" : "disconnected; retrying…");
+      retry = setTimeout(connect, 3000);
+    },
+    (err) => {
+      if (controller.signal.aborted) return;
+      setConnection("down", "disconnected; retrying…");
+      retry = setTimeout(connect, 5000);
+    },
+  );
+}
+
+window.addEventListener("hashchange", () => {
+  const given = takeToken();
+  if (given && given !== token) {
+    token = given;
+    connect();
+  }
+});
 
 setInterval(() => {
   for (const card of cards.values()) if (card.job && !card.job.terminal) tick(card);
