@@ -122,6 +122,8 @@ async def warm_server(env: dict[str, str], cwd: Path, runs: int, wait_for_reques
                 await anyio.sleep(PACE)
                 later.append(await _ask(client, f"later {i}"))
             out["later"] = later
+            host_after = _host_pid(server)  # the issue-16 figure: the host tree after `runs` plain asks
+            out["host_tree_after_later"] = tree_rss(host_after) if host_after else 0
             conversation = await _conversation(client)
             continued = []
             for i in range(runs):
