@@ -131,7 +131,7 @@ class HostClient:
     def _check_dirs(self) -> None:
         """The state dir and the host dir must be this user's alone before anything is sent into them (a host of
         another user there would receive the server's whole environment, API keys included)."""
-        check_private_dir(self.settings.state_dir)
+        check_private_dir(self.settings.state_dir, sticky_ok=True)
         check_private_dir(self.path.parent)
 
     def _greet(self) -> socket.socket:

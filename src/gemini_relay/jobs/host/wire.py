@@ -162,13 +162,16 @@ class HostUntrusted(BackendUnavailable):
     """What answers on the host socket, or the directory it lives in, is not this user's: nothing is sent to it."""
 
 
-def check_private_dir(path: Path) -> None:
-    """Raises HostUntrusted unless `path` (when it exists) is a directory of this uid that no one else may write."""
+def check_private_dir(path: Path, *, sticky_ok: bool = False) -> None:
+    """Raises HostUntrusted unless `path` (when it exists) is a directory of this uid that no one else may write.
+    `sticky_ok`: a world-writable directory with the sticky bit (a tmpfs mount point, /tmp-like) passes too: others
+    may add entries there but never replace ours, and what we open inside is checked on its own."""
     try:
         info = path.lstat()
     except FileNotFoundError:
         return
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+    shared = info.st_mode & 0o022 and not (sticky_ok and info.st_mode & stat.S_ISVTX)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or shared:
         raise HostUntrusted(
             f"{path} is not a private directory of this user (owner uid {info.st_uid}, mode "
             f"{stat.S_IMODE(info.st_mode):o}); refusing to talk to a relay host there. Remove it, or set "
