@@ -27,7 +27,16 @@ BOUND = 30.0
 
 
 def acp_processes(home: Path) -> list[int]:
-    return [pid for pid in cli_processes(home) if b"--acp" in _cmdline(pid).split(b"\0")]
+    """The warm CLIs: each leads its own process group. A child the CLI forks (a tool's shell, git) shares its group
+    and, until it execs, its `--acp` command line: counting those made the counts flaky on a loaded machine."""
+    return [pid for pid in cli_processes(home) if b"--acp" in _cmdline(pid).split(b"\0") and _leads_group(pid)]
+
+
+def _leads_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return False
 
 
 def _cmdline(pid: int) -> bytes:
