@@ -26,6 +26,7 @@ from gemini_relay.tools.media_schemas import (
     ReferencesInput,
     VideoInput,
 )
+from gemini_relay.tools.path_args import check_destination
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import ImageInput
 
@@ -107,7 +108,9 @@ async def image_api(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
         target = Path(raw) if folder else Path(raw).parent
         out_dir = config.output_dir(str(target), "outputPath", shown=repr(raw))
         if not folder:
-            name = Path(raw).name if Path(raw).suffix.lower() in IMAGE_SUFFIXES else Path(raw).name + ".png"
+            suffixed = Path(raw).suffix.lower() in IMAGE_SUFFIXES
+            check_destination(out_dir, Path(raw).name, "outputPath", room=0 if suffixed else len(".png"))
+            name = Path(raw).name if suffixed else Path(raw).name + ".png"
     else:
         out_dir = config.output_dir(None)
     media = MediaRequest(

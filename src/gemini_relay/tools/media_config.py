@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError, InputError
+from gemini_relay.tools.path_args import check_destination
 
 DEFAULT_MEDIA_DIR = "gemini-media"
 DEFAULT_IMAGE_MODEL = "gemini-3.1-flash-image"
@@ -71,6 +73,7 @@ class MediaConfig:
                 f"{shown or repr(raw)} resolves outside the project root ({self.root}); nothing was generated",
                 field=field,
             )
+        check_destination(target, None, field, room=GENERATED_NAME_BYTES)
         return target
 
     def input_roots(self) -> tuple[Path, ...]:

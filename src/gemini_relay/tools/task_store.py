@@ -9,6 +9,7 @@ resumed (its jobs run on without it).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gemini_relay.jobs.fs_store import write_atomic
+from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
 
 TASKS_DIR = "tasks"
 TaskState = Literal["working", "completed", "cancelled"]
@@ -71,15 +72,17 @@ class TaskStore:
         path = self._path(entry.task_id)
         assert path is not None, "task ids are job ids"
         entry.updated_at = time.time()
-        write_atomic(path, json.dumps(entry.to_json(), ensure_ascii=False).encode("utf-8"), durable=True)
+        write_file(path, json.dumps(entry.to_json(), ensure_ascii=False).encode("utf-8"), private=True, durable=True)
 
     def load(self, task_id: str) -> TaskEntry | None:
         path = self._path(task_id)
         if path is None:
             return None
+        # Someone else's record would choose the tool and arguments this server runs: ignored, like a corrupt one.
+        data = load_trusted_json(path, what="the task record", mask=OTHERS_WRITE)  # older ones: umask modes
         try:
-            return TaskEntry.from_json(json.loads(path.read_bytes()))
-        except (OSError, ValueError, KeyError, TypeError):
+            return TaskEntry.from_json(data) if data is not None else None
+        except (ValueError, KeyError, TypeError):
             return None
 
     def ids(self) -> list[str]:
@@ -98,7 +101,12 @@ class TaskStore:
         path = self._path(task_id, ".lock")
         if path is None:
             return None
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:  # a link at the lock's name is never followed: nobody can hold this task
+            if exc.errno != errno.ELOOP:
+                raise
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
