@@ -95,7 +95,7 @@ async def test_an_output_name_too_long_once_suffixed_is_refused_before_agy_runs(
 
 
 async def test_a_path_too_long_in_the_project_is_refused_before_the_api_bills(relay: Relay, tmp_path: Path) -> None:
-    deep = "/".join(["d" * 200] * 20)  # each part and the argument itself fit; under the project root it does not
+    deep = "/".join(["d" * 200] * 20 + ["d" * 60])  # each part and the argument fit; under the project root not
     async with relay.client(**media_env(tmp_path / "state")) as client:
         result = await client.call_tool("gemini-image", {"prompt": "a red square", "outputPath": f"{deep}/red.png"})
     assert_refused(result, "(PATH_MAX 4096)")

@@ -89,7 +89,7 @@ def jail_destination(root: Path, output_path: str | None, default_dir: Path, set
                 f"Invalid arguments for gemini-image: outputPath: {raw!r} resolves outside the project root "
                 f"({real_root}); nothing was generated."
             )
-        if raw.endswith(("/", "\\")) or target.is_dir():
+        if raw.endswith(("/", "\\")) or os.path.isdir(target):  # noqa: PTH112 - False, not ENAMETOOLONG
             check_destination(target, None, "outputPath", room=AGY_NAME_ROOM)
         else:  # agy's suffix is added unless the name has an image suffix already
             suffixed = target.suffix.lower() in IMAGE_SUFFIXES
