@@ -9,7 +9,18 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from bench.reliability import bad_input, crashes, escapes, faults, http_door, http_floods, load, protocol, secrets
+from bench.reliability import (
+    bad_input,
+    crashes,
+    escapes,
+    faults,
+    http_door,
+    http_floods,
+    load,
+    protocol,
+    secrets,
+    state_files,
+)
 from bench.reliability.table import Figure, findings_text, render
 
 Attack = Callable[[bool], Awaitable[list[Figure]]]
@@ -32,6 +43,7 @@ CATEGORIES: dict[str, Attack] = {
     "crashes-children": _child_kills,
     "bad-input": _bad_input,
     "escapes": escapes.attack,
+    "files": state_files.attack,
     "secrets": secrets.attack,
     "load": load.attack,
     "faults": faults.attack,

@@ -22,8 +22,8 @@ import pytest
 
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable
-from gemini_relay.jobs.host.client import HostClient
 from gemini_relay.jobs.host import server as host_module
+from gemini_relay.jobs.host.client import HostClient
 from gemini_relay.jobs.host.wire import MAX_REQUEST_LINE, socket_address, socket_path
 from tests.host.test_host_process import hello, host_in_process, settings_in
 

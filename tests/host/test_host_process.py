@@ -20,8 +20,8 @@ from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.host.server import Host, take_host_lock
 from gemini_relay.jobs.host import server as host_module
+from gemini_relay.jobs.host.server import Host, take_host_lock
 from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
 from gemini_relay.jobs.store.status import derive_status
 from tests.fakes.fake_gemini_api import echo_text

@@ -17,7 +17,7 @@ import pytest
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.jobs.store.base import EXIT_DONE, JobMeta, JobResult, StoreUnwritable
+from gemini_relay.jobs.store.base import EXIT_DONE, JobMeta, JobNotFound, JobResult, StoreUnwritable
 from gemini_relay.jobs.store.files import FileJobStore
 
 
@@ -116,3 +116,50 @@ def test_a_jobs_environment_is_kept_apart_from_its_meta_readable_by_the_owner_on
     store.write_result("j1", JobResult(RunResult(state=RunState.DONE, text="ok"), 1.0, 2.0, exit_code=EXIT_DONE))
     assert not (job_dir / "env.json").exists()
     assert store.meta("j1").env is None
+
+
+def job_with_records(tmp_path: Path) -> FileJobStore:
+    store = FileJobStore(tmp_path / "state")
+    store.create(JobMeta("j1", "gemini-ask", BackendName.GEMINI, RunSpec("gemini-ask", "p", tmp_path), time.time()))
+    store.record_files("j1", ["/p/a.png"])
+    return store
+
+
+def test_a_record_others_may_write_or_a_link_is_ignored_as_if_absent(tmp_path: Path) -> None:
+    store = job_with_records(tmp_path)
+    files = store.dir("j1") / "files.json"
+    files.chmod(0o666)  # anyone could have put these paths there
+    assert store.files("j1") == []
+    files.chmod(0o664)  # a umask of 002 writes records like this: still the owner's alone to change
+    assert store.files("j1") == ["/p/a.png"]
+    meta = store.dir("j1") / "meta.json"
+    elsewhere = tmp_path / "planted.json"
+    elsewhere.write_bytes(meta.read_bytes())
+    meta.unlink()
+    meta.symlink_to(elsewhere)  # a job's meta is what its supervisor runs: never read through a link
+    with pytest.raises(JobNotFound):
+        store.meta("j1")
+
+
+def test_a_record_of_another_user_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = job_with_records(tmp_path)
+    owner = (store.dir("j1") / "meta.json").stat().st_uid
+    monkeypatch.setattr("os.getuid", lambda: owner + 1)
+    with pytest.raises(JobNotFound):
+        store.meta("j1")
+    assert store.files("j1") == []
+
+
+@pytest.mark.parametrize("body", ['{"job_id": "j1"}', '{"spec": 7}', "[" * 50_000, '"a string"'])
+def test_a_corrupt_meta_reads_as_a_missing_job(tmp_path: Path, body: str) -> None:
+    store = job_with_records(tmp_path)
+    (store.dir("j1") / "meta.json").write_text(body)
+    with pytest.raises(JobNotFound):
+        store.meta("j1")
+
+
+def test_a_corrupt_progress_or_supervisor_record_reads_as_absent(tmp_path: Path) -> None:
+    store = job_with_records(tmp_path)
+    (store.dir("j1") / "progress.json").write_text('{"state": "no such state"}')
+    (store.dir("j1") / "supervisor.json").write_text('{"pid": "x"}')
+    assert store.progress("j1") is None and store.supervisor("j1") is None

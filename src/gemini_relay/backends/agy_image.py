@@ -8,12 +8,13 @@ notice, never silent. Pure functions plus small, blocking file I/O (call `save_g
 from __future__ import annotations
 
 import math
+import os
 import re
-import shutil
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gemini_relay.core.files import write_file
 from gemini_relay.errors import InputError, RunFailed
 
 ASPECT_RATIOS = ("1:1", "16:9", "9:16", "4:3", "3:4", "3:2", "2:3", "5:4", "4:5", "21:9", "4:1", "1:4", "8:1", "1:8")
@@ -126,7 +127,8 @@ def check_dimensions(dimensions: tuple[int, int] | None, aspect_ratio: str, size
 def resolve_output_path(
     project_root: Path, output_path: str | None, source: Path, default_dir: Path, conversation_id: str
 ) -> Path:
-    """Where the copy goes. An outputPath is jailed to the project root after resolving symlinks (realpath).
+    """Where the copy goes. An outputPath is jailed to the project root after resolving symlinks (realpath) in its
+    folder; a link at the final name is replaced by the copy, never followed.
 
     Raises:
         InputError: outputPath leaves the project root.
@@ -141,8 +143,8 @@ def resolve_output_path(
         target = target / source.name
     elif target.suffix.lower() not in IMAGE_SUFFIXES:
         target = target.with_name(target.name + source.suffix)
-    real = target.resolve()
-    if real != root and root not in real.parents:
+    real = Path(os.path.realpath(target.parent)) / target.name
+    if root not in real.parents:
         raise InputError(f"outputPath {raw!r} resolves outside the project root ({root}); the image was not copied.")
     return real
 
@@ -180,8 +182,13 @@ def save_generated_image(
     kind = image_format(data[:16])
     if kind is not None and target.suffix.lower() not in _SUFFIXES[kind]:
         notices.append(f"The image is {kind.upper()} data; it was saved under the requested name {target.name}.")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
+    try:
+        write_file(target, data, jailed=True)
+    except OSError as exc:
+        raise RunFailed(
+            f"agy made the image {source}, but it could not be copied to {target}: {exc.strerror or exc}",
+            partial_text=response_text,
+        ) from exc
     return SavedImage(target, source, dimensions, notices)
 
 

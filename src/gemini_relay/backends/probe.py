@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 
+from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
 from gemini_relay.supervise.process import ProcessSpec, SpawnError, run_process
 
 PROBE_TIMEOUT = 15.0  # a cold node CLI prints --help in ~1.2 s here; CI machines can be several times slower
@@ -98,10 +99,10 @@ class ProbeCache:
         path = self._file(binary, arg)
         if path is None:
             return None
+        data = load_trusted_json(path, what="the cached probe", mask=OTHERS_WRITE)  # older ones: umask modes
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return ProbeResult(ok=True, text=str(data["text"]), returncode=int(data["returncode"]))
-        except (OSError, ValueError, KeyError, TypeError):
+            return ProbeResult(ok=True, text=str(data["text"]), returncode=int(data["returncode"])) if data else None
+        except (ValueError, KeyError, TypeError):
             return None
 
     def _save(self, binary: Path, arg: str, result: ProbeResult) -> None:
@@ -109,7 +110,4 @@ class ProbeCache:
         if path is None:
             return
         with contextlib.suppress(OSError):  # the cache is an optimisation; a read-only dir just means no cache
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"text": result.text, "returncode": result.returncode}), encoding="utf-8")
-            tmp.replace(path)
+            write_file(path, json.dumps({"text": result.text, "returncode": result.returncode}).encode(), private=True)

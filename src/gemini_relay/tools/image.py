@@ -6,18 +6,21 @@ import os
 import time
 from pathlib import Path
 
-from gemini_relay.backends.agy_image import image_prompt
+from gemini_relay.backends.agy_image import IMAGE_SUFFIXES, image_prompt
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.path_args import check_destination
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.runner import PromptRequest, run_prompt
 from gemini_relay.tools.schemas import ImageInput
 
 DEFAULT_IMAGE_DIR = "gemini-images"
+SUFFIX_ROOM = max(len(s) for s in IMAGE_SUFFIXES)  # the suffix agy's file may bring (.jpeg, .webp)
+AGY_NAME_ROOM = 96  # `agy-<id>-<agy's file name>`: agy names its files `generated_image_<n>.png` and the like
 
 
 async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
@@ -86,6 +89,11 @@ def jail_destination(root: Path, output_path: str | None, default_dir: Path, set
                 f"Invalid arguments for gemini-image: outputPath: {raw!r} resolves outside the project root "
                 f"({real_root}); nothing was generated."
             )
+        if raw.endswith(("/", "\\")) or os.path.isdir(target):  # noqa: PTH112 - False, not ENAMETOOLONG
+            check_destination(target, None, "outputPath", room=AGY_NAME_ROOM)
+        else:  # agy's suffix is added unless the name has an image suffix already
+            suffixed = target.suffix.lower() in IMAGE_SUFFIXES
+            check_destination(target.parent, target.name, "outputPath", room=0 if suffixed else SUFFIX_ROOM)
         return default_dir
     real_default = Path(os.path.realpath(default_dir))
     if settings.image_dir is None and not _inside(real_default, real_root):

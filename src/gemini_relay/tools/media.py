@@ -5,11 +5,12 @@ Every generation is a job on the api backend (media_jobs.py); the Files API, mod
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.api.auth import resolve_auth
-from gemini_relay.backends.api.media.output import sidecars
+from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES, sidecars
 from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.tools import media_refs
@@ -26,6 +27,7 @@ from gemini_relay.tools.media_schemas import (
     ReferencesInput,
     VideoInput,
 )
+from gemini_relay.tools.path_args import check_destination
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import ImageInput
 
@@ -103,11 +105,14 @@ async def image_api(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     out_dir, name = config.out_dir, None
     raw = (args.output_path or "").strip()
     if raw:
-        folder = raw.endswith(("/", "\\")) or (config.root / raw).is_dir()
+        folder = raw.endswith(("/", "\\")) or os.path.isdir(config.root / raw)  # noqa: PTH112 - False, not ENAMETOOLONG
         target = Path(raw) if folder else Path(raw).parent
-        out_dir = config.output_dir(str(target), "outputPath", shown=repr(raw))
+        room = GENERATED_NAME_BYTES if folder else 0  # a name given is checked below, with its suffix
+        out_dir = config.output_dir(str(target), "outputPath", shown=repr(raw), room=room)
         if not folder:
-            name = Path(raw).name if Path(raw).suffix.lower() in IMAGE_SUFFIXES else Path(raw).name + ".png"
+            suffixed = Path(raw).suffix.lower() in IMAGE_SUFFIXES
+            check_destination(out_dir, Path(raw).name, "outputPath", room=0 if suffixed else len(".png"))
+            name = Path(raw).name if suffixed else Path(raw).name + ".png"
     else:
         out_dir = config.output_dir(None)
     media = MediaRequest(

@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError, InputError
+from gemini_relay.tools.path_args import check_destination
 
 DEFAULT_MEDIA_DIR = "gemini-media"
 DEFAULT_IMAGE_MODEL = "gemini-3.1-flash-image"
@@ -52,11 +54,15 @@ class MediaConfig:
             chain_retry_ms=chain,
         )
 
-    def output_dir(self, raw: str | None, field: str = "outputDir", shown: str | None = None) -> Path:
+    def output_dir(
+        self, raw: str | None, field: str = "outputDir", shown: str | None = None, room: int = GENERATED_NAME_BYTES
+    ) -> Path:
         """Where this call writes: `outputDir` (inside the project root or the media folder), else the media folder.
+        `room`: the bytes the names written there take (the relay's generated names by default).
 
         Raises:
-            InputError: outputDir, or the default folder when not chosen by GEMINI_RELAY_MEDIA_DIR, escapes the root.
+            InputError: outputDir, or the default folder when not chosen by GEMINI_RELAY_MEDIA_DIR, escapes the root;
+                or a file named there would pass PATH_MAX.
         """
         if raw is None or not raw.strip():
             if not self.out_dir_chosen and not _inside(self.out_dir, self.root):
@@ -71,6 +77,7 @@ class MediaConfig:
                 f"{shown or repr(raw)} resolves outside the project root ({self.root}); nothing was generated",
                 field=field,
             )
+        check_destination(target, None, field, room=room)
         return target
 
     def input_roots(self) -> tuple[Path, ...]:

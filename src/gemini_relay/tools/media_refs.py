@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES, fetch_image
+from gemini_relay.core.files import read_trusted, write_file
 from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import InputError
 from gemini_relay.tools.media_config import MediaConfig
@@ -50,14 +51,12 @@ def file_uri_ref(raw: str, field: str) -> MediaRef:
 
 
 def _stage(state_dir: Path, data: bytes, mime: str) -> MediaRef:
-    folder = state_dir / STAGING
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     ext = mimetypes.guess_extension(mime) or ".img"
-    path = folder / f"{hashlib.sha256(data).hexdigest()[:32]}{ext}"  # same bytes, same file: the upload cache hits
-    if not path.exists():
-        tmp = path.with_name(path.name + f".{os.getpid()}.part")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+    path = (
+        state_dir / STAGING / f"{hashlib.sha256(data).hexdigest()[:32]}{ext}"
+    )  # same bytes, same file: the upload cache hits
+    if read_trusted(path, what="the staged reference image") != data:  # absent, or not ours alone: staged anew
+        write_file(path, data, private=True)
     return MediaRef("path", str(path), mime)
 
 

@@ -6,7 +6,12 @@ A NUL makes every os call raise ValueError and an over-long path raises ENAMETOO
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pydantic_core import PydanticCustomError
+
+from gemini_relay.errors import InputError
 
 PATH_MAX = 4096  # Linux PATH_MAX, in bytes, including the root the relative path is joined to
 NAME_MAX = 255  # one path component, in bytes
@@ -31,3 +36,23 @@ def check_path_text(value: str) -> str:
             {"size": longest, "limit": NAME_MAX},
         )
     return value
+
+
+def check_destination(folder: Path, name: str | None, field: str, *, room: int = 0) -> None:
+    """Refuse, naming `field`, a file the OS could not create: `name` (None: one the relay makes up) in `folder`,
+    with `room` more bytes still to come (a suffix, a generated name). Checked before anything is generated: a
+    name that only fails when the result is saved has already been billed.
+
+    Raises:
+        InputError: the final name passes NAME_MAX, or the final path PATH_MAX.
+    """
+    size = (len(os.fsencode(name)) if name else 0) + room
+    if name is not None and size > NAME_MAX:
+        more = f" once the relay adds its {room}-byte suffix" if room else ""
+        raise InputError(f"the file name is {size} bytes{more}; the limit is {NAME_MAX}", field=field)
+    total = len(os.fsencode(folder)) + 1 + size
+    if total >= PATH_MAX:
+        raise InputError(
+            f"the file would be saved at a path of {total} bytes; the limit is {PATH_MAX - 1} (PATH_MAX {PATH_MAX})",
+            field=field,
+        )

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gemini_relay.jobs.store.files import write_atomic
+from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
 from gemini_relay.jobs.store.locks import try_lock_file
 
 TASKS_DIR = "tasks"
@@ -70,15 +70,17 @@ class TaskStore:
         path = self._path(entry.task_id)
         assert path is not None, "task ids are job ids"
         entry.updated_at = time.time()
-        write_atomic(path, json.dumps(entry.to_json(), ensure_ascii=False).encode("utf-8"), durable=True)
+        write_file(path, json.dumps(entry.to_json(), ensure_ascii=False).encode("utf-8"), private=True, durable=True)
 
     def load(self, task_id: str) -> TaskEntry | None:
         path = self._path(task_id)
         if path is None:
             return None
+        # Someone else's record would choose the tool and arguments this server runs: ignored, like a corrupt one.
+        data = load_trusted_json(path, what="the task record", mask=OTHERS_WRITE)  # older ones: umask modes
         try:
-            return TaskEntry.from_json(json.loads(path.read_bytes()))
-        except (OSError, ValueError, KeyError, TypeError):
+            return TaskEntry.from_json(data) if data is not None else None
+        except (ValueError, KeyError, TypeError):
             return None
 
     def ids(self) -> list[str]:

@@ -1,12 +1,13 @@
 """A quick start for stdio: `initialize` and `tools/list` answered from this setup's last answers while the MCP SDK
 imports (it takes ~0.3-0.4 s of the ~0.5 s a server needs before it can answer anything).
 
-The answers are the SDK's own, recorded from an earlier start with the same relay and SDK build, the same settings
-(GEMINI_*, GOOGLE_*, AGY_* and XDG_* variables, HOME, the working directory) and the same initialize params. The
-front answers only while nothing else has been asked: the first request that is not a recorded `initialize` or a
-plain `tools/list` goes to the SDK, and so does every line after it, in order. The SDK still sees `initialize` (its
-answer to it is not sent twice) and it answers one `tools/list` of its own, so a recording that went stale is
-replaced for the next start. Without a recording everything goes to the SDK, which records its answers.
+The answers are the SDK's own, recorded from an earlier start with the same build (by content: front_recording.py),
+the same settings (GEMINI_*, GOOGLE_*, AGY_* and XDG_* variables, HOME, the working directory) and the same
+initialize params. The front answers only while nothing else has been asked: the first request that is not a
+recorded `initialize` or a plain `tools/list` goes to the SDK, and so does every line after it, in order. The SDK
+still sees `initialize` (its answer to it is not sent twice) and it answers one `tools/list` of its own, so a
+recording that went stale is replaced for the next start, even when the client hangs up at once (stdin's EOF waits
+for those answers). Without a recording everything goes to the SDK, which records its answers.
 
 This module imports nothing heavy: it runs before the SDK is imported.
 """
@@ -18,96 +19,26 @@ import hashlib
 import json
 import os
 import queue
-import sys
 import threading
-from collections.abc import Mapping
-from importlib.util import find_spec
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gemini_relay import __version__
 from gemini_relay.log import logger, requests_log, shown
+from gemini_relay.transports.front_recording import CACHE_NAME, FrontCache, setup_key
 from gemini_relay.transports.rpc_lines import Refusal, id_of, vet
 
-CACHE_NAME = "stdio-front.json"
-CACHE_KEYS = 8  # setups remembered (e.g. one per project)
+if TYPE_CHECKING:
+    import anyio
+
 WATCHED_LINES = 16  # lines the SDK side inspects for the answers to record; past these it only forwards
 INSPECT_MAX = 64 * 1024  # bytes: a request line longer than this is only forwarded
 READ_WAIT = 0.25  # seconds a worker waits for the next stdin line before it looks again
 VERIFY_ID = "gemini-relay-front-verify"  # the SDK's own tools/list, compared with what the front answered
-_KEYED_PREFIXES = ("GEMINI_", "GOOGLE_", "AGY_", "XDG_")
+SETTLE_WAIT = 10.0  # seconds stdin's EOF is held back from the SDK while it answers what the front must check
 _EOF = b""
 
 
-def setup_key(env: Mapping[str, str], cwd: str) -> str:
-    """What the recorded answers depend on, besides the initialize params."""
-    keyed = sorted((k, v) for k, v in env.items() if k.startswith(_KEYED_PREFIXES) or k == "HOME")
-    sdk = [_installed("mcp"), _installed("mcp_types")]
-    material = [__version__, sys.version, sdk, _build("gemini_relay"), cwd, keyed]
-    return hashlib.sha256(json.dumps(material).encode()).hexdigest()
-
-
-def _installed(package: str) -> str:
-    """The package's __init__ and its mtime: an install or upgrade writes it anew."""
-    spec = find_spec(package)
-    origin = spec.origin if spec is not None and spec.origin else ""
-    try:
-        return f"{origin}:{Path(origin).stat().st_mtime_ns}"
-    except OSError:
-        return origin
-
-
-def _build(package: str) -> list[tuple[str, int]]:
-    """Every module file of `package` with its mtime (~2 ms for ours): an edited build (an editable install) is
-    another key."""
-    spec = find_spec(package)
-    roots = list(spec.submodule_search_locations or []) if spec is not None else []
-    found: list[tuple[str, int]] = []
-    while roots:
-        with contextlib.suppress(OSError), os.scandir(roots.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
-                    roots.append(entry.path)
-                elif entry.name.endswith(".py"):
-                    found.append((entry.path, entry.stat().st_mtime_ns))
-    return sorted(found)
-
-
-def _request_key(setup: str, params: Any) -> str:
-    return hashlib.sha256(json.dumps([setup, params], sort_keys=True).encode()).hexdigest()
-
-
-class FrontCache:
-    """The recorded answers, one entry per (setup, initialize params), in the state dir (0600)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def load(self, key: str) -> dict[str, Any] | None:
-        entry = self._all().get(key)
-        if isinstance(entry, dict) and all(isinstance(entry.get(k), dict) for k in ("initialize", "tools")):  # pyright: ignore[reportUnknownMemberType]
-            return entry  # pyright: ignore[reportUnknownVariableType]
-        return None
-
-    def store(self, key: str, initialize: dict[str, Any], tools: dict[str, Any]) -> None:
-        entries = {k: v for k, v in self._all().items() if k != key}
-        entries[key] = {"initialize": initialize, "tools": tools}
-        while len(entries) > CACHE_KEYS:
-            del entries[next(iter(entries))]
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with contextlib.suppress(OSError):  # a read-only state dir only costs the next start its head start
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entries, handle, ensure_ascii=False)
-            tmp.replace(self.path)
-
-    def _all(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_bytes())
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+def _request_key(setup: str, build: str, params: Any) -> str:
+    return hashlib.sha256(json.dumps([setup, build, params], sort_keys=True).encode()).hexdigest()
 
 
 class StdioFront:
@@ -129,6 +60,7 @@ class StdioFront:
         self._drop: set[Any] = set()
         self._watch: dict[Any, str] = {}  # request id -> "initialize" | "tools": the SDK's answers to record
         self._recorded: dict[str, dict[str, Any]] = {}
+        self._settled: anyio.Event | None = None  # set when the last watched answer has passed (see settle)
         self._key: str | None = None
         self._sent_tools: dict[str, Any] | None = None
         self._seen = 0
@@ -172,7 +104,7 @@ class StdioFront:
             return False
         request_id = message["id"]
         if method == "initialize" and self._answered_init is None:
-            self._key = _request_key(self._setup, message.get("params"))
+            self._key = _request_key(self._setup, self._cache.build(), message.get("params"))
             self._watch[request_id] = "initialize"
             entry = self._cache.load(self._key)
             if entry is None:
@@ -228,7 +160,7 @@ class StdioFront:
             return
         if message.get("method") == "initialize" and self._key is None:
             with contextlib.suppress(ValueError, RecursionError):  # unrecordable params: this start records nothing
-                self._key = _request_key(self._setup, message.get("params"))
+                self._key = _request_key(self._setup, self._cache.build(), message.get("params"))
                 self._watch[message["id"]] = "initialize"
         elif message.get("method") == "tools/list" and _first_page(message):
             self._watch.setdefault(message["id"], "tools")
@@ -242,6 +174,8 @@ class StdioFront:
         if message is None or request_id not in self._watch:
             return True
         kind = self._watch.pop(request_id)
+        if not self._watch and self._settled is not None:
+            self._settled.set()
         result = message.get("result")
         if isinstance(result, dict) and kind not in self._recorded:
             self._recorded[kind] = result  # pyright: ignore[reportArgumentType]
@@ -255,12 +189,19 @@ class StdioFront:
         initialize, tools = self._recorded.get("initialize"), self._recorded.get("tools")
         if self._key is None or initialize is None or tools is None:
             return
-        entry = self._cache.load(self._key)
-        if entry is not None and entry["initialize"] == initialize and entry["tools"] == tools:
-            return
-        if entry is not None:
+        if self._cache.record(self._key, initialize, tools):
             logger.warning("The recorded initialize / tools/list answers were stale; recorded the SDK's anew")
-        self._cache.store(self._key, initialize, tools)
+
+    async def settle(self) -> None:
+        """Stdin closed: before the SDK sees it, let the SDK answer what the front records or checks. A client that
+        hangs up right after a quick tools/list still gets a stale recording replaced for the next start."""
+        if not self._watch:
+            return
+        import anyio
+
+        self._settled = anyio.Event()
+        with anyio.move_on_after(SETTLE_WAIT):
+            await self._settled.wait()
 
     async def next_line(self) -> bytes:
         if self.pending:
@@ -296,6 +237,7 @@ class FrontStdin:
         while True:
             line = await self._front.next_line()
             if line == _EOF:
+                await self._front.settle()
                 raise StopAsyncIteration
             if not line.strip():
                 continue
@@ -366,3 +308,6 @@ def _divert(fd: int, replacement: int) -> None:
         os.dup2(replacement, fd)
     finally:
         os.close(replacement)
+
+
+__all__ = ["CACHE_NAME", "FrontCache", "StdioFront", "setup_key"]  # the entry point's names, from one place

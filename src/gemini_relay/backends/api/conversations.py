@@ -13,7 +13,6 @@ import fcntl
 import json
 import os
 import re
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.core.files import load_trusted_json, write_file
 from gemini_relay.errors import InputError
 
 FORMAT_VERSION = 1
@@ -137,11 +137,7 @@ class ConversationStore:
 
     @staticmethod
     def _read(path: Path) -> dict[str, Any] | None:
-        try:
-            value = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return value if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType]
+        return load_trusted_json(path, what="the conversation record")  # someone else's would feed the prompt
 
 
 def now_iso() -> str:
@@ -154,17 +150,7 @@ def _turn(raw: dict[str, Any]) -> Turn:
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(path)  # atomic; mkstemp made it 0600
-    except BaseException:  # whatever stopped the write (a full disk, a cancel): no temp file left, error goes on
-        with contextlib.suppress(OSError):
-            Path(tmp).unlink()
-        raise
+    write_file(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"), private=True, durable=True)
 
 
 def _mtime(path: Path) -> float:

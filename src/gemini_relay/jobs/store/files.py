@@ -10,13 +10,13 @@ only a machine crash could lose the last runs' records. Idempotency bindings, ra
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json
 from gemini_relay.core.text import replace_lone_surrogates
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.store.base import JobConflict, JobMeta, JobNotFound, JobResult, Progress, StoreUnwritable, dumps
@@ -63,11 +63,9 @@ def fsync_dir(path: Path) -> None:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]
+    # A job's meta is what its supervisor runs: a record read through a link, someone else's or one others may write
+    # is ignored (with a warning) like a corrupt one. Group-write is the umask's doing (002), not another writer's.
+    return load_trusted_json(path, what="the job record", mask=OTHERS_WRITE)
 
 
 class FileJobStore:
@@ -124,8 +122,12 @@ class FileJobStore:
         data = _read_json(path / META)
         if data is None:
             raise JobNotFound(job_id)
+        try:
+            meta = JobMeta.from_json(data)
+        except (KeyError, TypeError, ValueError):  # valid JSON of the wrong shape: as unreadable as a torn file
+            raise JobNotFound(job_id) from None
         env = _read_json(path / ENV)
-        return replace(JobMeta.from_json(data), env={str(k): str(v) for k, v in env.items()} if env else None)
+        return replace(meta, env={str(k): str(v) for k, v in env.items()} if env else None)
 
     def job_ids(self) -> list[str]:
         # A hidden dir is a job still being built (create): not a job yet.
@@ -138,8 +140,11 @@ class FileJobStore:
         data = _read_json(self._existing(job_id) / SUPERVISOR)
         if data is None:
             return None
-        return ProcessInfo(pid=int(data["pid"]), start_ticks=data.get("start_ticks"), boot_id=data.get("boot_id"),
-                           shared=bool(data.get("shared")))  # fmt: skip
+        try:
+            return ProcessInfo(pid=int(data["pid"]), start_ticks=data.get("start_ticks"), boot_id=data.get("boot_id"),
+                               shared=bool(data.get("shared")))  # fmt: skip
+        except (KeyError, TypeError, ValueError):  # the wrong shape: as unreadable as a torn file
+            return None
 
     def write_progress(self, job_id: str, progress: Progress) -> None:
         data = {**progress.__dict__, "state": progress.state.value}
@@ -149,7 +154,10 @@ class FileJobStore:
         data = _read_json(self._existing(job_id) / PROGRESS)
         if data is None:
             return None
-        return Progress(**{**data, "state": RunState(data["state"])})
+        try:
+            return Progress(**{**data, "state": RunState(data["state"])})
+        except (KeyError, TypeError, ValueError):  # the wrong shape: as unreadable as a torn file
+            return None
 
     def append_text(self, job_id: str, text: str) -> None:
         with (self._existing(job_id) / OUT).open("a", encoding="utf-8") as handle:

@@ -7,6 +7,7 @@ flock file races with a second locker.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -46,7 +47,12 @@ SUPERVISOR_CLAIM = "supervisor.lock"
 def try_lock_file(path: Path) -> int | None:
     """An open descriptor (close-on-exec) holding an exclusive flock on `path` (created 0600), or None while another
     holds it. The one non-blocking file lock of the relay: the host's, a job's claim, a task's."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:  # a link at the lock's name is never followed: nobody can hold this lock
+        if exc.errno != errno.ELOOP:
+            raise
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -116,6 +117,22 @@ async def test_a_chain_still_404_after_the_window_is_reanchored_on_its_sidecar_i
         "expired_interaction_id": dead,
         "reanchored_on": first.files[0],
     }
+
+
+async def test_a_sidecar_naming_an_image_outside_its_folder_is_never_sent(world: ApiWorld) -> None:
+    backend = world.backend()
+    first = finished(await collect(backend, media_spec(world, "a lighthouse", "interact")))
+    secret = world.project / "secret.png"
+    secret.write_bytes(TINY_PNG + b"secret")
+    sidecar = Path(first.files[0] + ".json")
+    sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "image": str(secret)}))
+    world.api.media.store_lag_requests = 1000
+    dead = first.structured_output["interaction_id"]
+    spec = media_spec(world, "add fog", "interact", previous_interaction_id=dead, chain_retry_ms=0)
+    with pytest.raises(RunFailed, match="outside the folder of its sidecar"):
+        await collect(backend, spec)
+    sent = json.dumps([r.body for r in world.api.requests if r.kind.startswith("media_")])
+    assert '"add fog"' in sent and base64.b64encode(secret.read_bytes()).decode() not in sent
 
 
 async def test_a_dead_chain_without_a_sidecar_keeps_the_original_error(world: ApiWorld) -> None:

@@ -9,6 +9,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from gemini_relay.core.files import write_file
+from gemini_relay.errors import RunFailed
+
 EXTENSIONS = {
     "image/png": ".png",
     "image/jpeg": ".jpg",
@@ -20,30 +23,40 @@ EXTENSIONS = {
     "audio/x-wav": ".wav",
 }
 _SLUG = re.compile(r"[^a-z0-9]+")
+SLUG_MAX = 40
+# `<date>-<slug>-<id><ext>` and its `.json` sidecar at the longest: the room a media folder must leave
+GENERATED_NAME_BYTES = len("20260101-000000-") + SLUG_MAX + len("-abcdef") + len(".webp") + len(".json")
 
 
-def slug(text: str, limit: int = 40) -> str:
+def slug(text: str, limit: int = SLUG_MAX) -> str:
     return _SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-") or "media"
 
 
 def write_media(out_dir: Path, stem: str, data: bytes, mime_type: str, name: str | None = None) -> Path:
     """A new file `<date>-<stem>-<id><ext>` (never overwrites), or exactly `name` when the caller chose one; written
-    whole before it is named."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    whole before it is named, never through a link (`out_dir` is the realpath the tool layer jailed).
+
+    Raises:
+        RunFailed: the file could not be written (the generation itself is done, and billed).
+    """
     ext = EXTENSIONS.get(mime_type.split(";", 1)[0].strip().lower(), ".bin")
     unique = f"{time.strftime('%Y%m%d-%H%M%S')}-{slug(stem)}-{uuid.uuid4().hex[:6]}{ext}"
-    path = out_dir / (name or unique)
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-    return path.resolve()
+    return _write(out_dir / (name or unique), data)
 
 
 def write_sidecar(image: Path, record: dict[str, Any]) -> Path:
     """`<image>.json`: which interaction made the image, so a chain can be resumed or re-anchored later."""
-    sidecar = image.with_name(image.name + ".json")
-    sidecar.write_text(json.dumps(record, indent=2), encoding="utf-8")
-    return sidecar
+    return _write(image.with_name(image.name + ".json"), json.dumps(record, indent=2).encode("utf-8"))
+
+
+def _write(path: Path, data: bytes) -> Path:
+    try:
+        return write_file(path, data, jailed=True)
+    except OSError as exc:
+        raise RunFailed(
+            f"gemini-api: the generated file could not be saved as {path}: {exc.strerror or exc}",
+            recovery="Choose another output folder inside the project root and generate again.",
+        ) from exc
 
 
 def sidecars(out_dir: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import mimetypes
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from gemini_relay.backends.api.auth import ApiAuth
 from gemini_relay.backends.api.media import files
+from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
 from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import InputError
 
@@ -51,18 +51,12 @@ class UploadCache:
         self._path = state_dir / CACHE_FILE
 
     def _load(self) -> dict[str, dict[str, Any]]:
-        try:
-            data = json.loads(self._path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
+        data = load_trusted_json(self._path, what="the upload cache", mask=OTHERS_WRITE) or {}  # older: umask modes
         now = time.time()
         return {k: v for k, v in data.items() if isinstance(v, dict) and v.get("until", 0) > now}
 
     def _save(self, data: dict[str, dict[str, Any]]) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        tmp.replace(self._path)  # atomic: concurrent supervisors never read half a file
+        write_file(self._path, json.dumps(data).encode("utf-8"), private=True)  # concurrent supervisors read it whole
 
     def seen(self, key: str) -> dict[str, Any] | None:
         return self._load().get(key)

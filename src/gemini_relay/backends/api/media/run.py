@@ -6,6 +6,7 @@ words), so it crosses the job store with the result.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -214,7 +215,13 @@ async def _reanchor(
             recovery="Pass the image you want to edit as a reference (images) and drop previous_interaction_id.",
         )
     sidecar, record = found
-    image = Path(str(record.get("image") or sidecar.with_suffix("")))
+    image = Path(os.path.realpath(str(record.get("image") or sidecar.with_suffix(""))))
+    if image.parent != Path(os.path.realpath(sidecar.parent)):  # a sidecar is data: it must not pick what is sent
+        raise RunFailed(
+            f"gemini-api failed: HTTP 404 on previous_interaction_id {dead}: {upstream} (its sidecar {sidecar} names "
+            f"{image}, outside the folder of its sidecar, so the turn was not re-anchored)",
+            http_status=404,
+        )
     anchor = Resolved("image/png", data=image.read_bytes()) if image.is_file() else None
     if anchor is None:
         raise RunFailed(
