@@ -65,6 +65,18 @@ def test_base64_is_decoded_checked_and_staged_once(tmp_path: Path) -> None:
         media_refs.base64_ref(base64.b64encode(b"hello").decode(), tmp_path, "imagesBase64")
 
 
+def test_a_staged_image_swapped_for_a_link_is_staged_anew_never_read_through(tmp_path: Path) -> None:
+    encoded = base64.b64encode(TINY_PNG).decode()
+    staged = Path(media_refs.base64_ref(encoded, tmp_path, "imagesBase64").value)
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"not for the model")
+    staged.unlink()
+    staged.symlink_to(secret)  # the next upload would send whatever the link names
+    again = Path(media_refs.base64_ref(encoded, tmp_path, "imagesBase64").value)
+    assert again == staged and not again.is_symlink() and again.read_bytes() == TINY_PNG
+    assert secret.read_bytes() == b"not for the model" and again.stat().st_mode & 0o777 == 0o600
+
+
 def test_a_file_uri_must_look_like_one(tmp_path: Path) -> None:
     assert media_refs.file_uri_ref("files/abc-123", "imagesFileUris").value == "files/abc-123"
     with pytest.raises(InputError, match="not a Files API uri"):

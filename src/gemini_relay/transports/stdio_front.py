@@ -48,6 +48,8 @@ class StdioFront:
     def __init__(self, cache: FrontCache, setup: str) -> None:
         self._cache = cache
         self._setup = setup
+        # Before the import thread starts: ~400 stats racing it for the GIL would cost far more than they take.
+        self._build = cache.build()
         self._in = os.fdopen(_private_dup(0), "rb", closefd=False)
         self.out = os.fdopen(_private_dup(1), "wb", closefd=False)
         self._out_lock = threading.Lock()  # the front's refusals and the SDK's answers come from different threads
@@ -104,7 +106,7 @@ class StdioFront:
             return False
         request_id = message["id"]
         if method == "initialize" and self._answered_init is None:
-            self._key = _request_key(self._setup, self._cache.build(), message.get("params"))
+            self._key = _request_key(self._setup, self._build, message.get("params"))
             self._watch[request_id] = "initialize"
             entry = self._cache.load(self._key)
             if entry is None:
@@ -160,7 +162,7 @@ class StdioFront:
             return
         if message.get("method") == "initialize" and self._key is None:
             with contextlib.suppress(ValueError, RecursionError):  # unrecordable params: this start records nothing
-                self._key = _request_key(self._setup, self._cache.build(), message.get("params"))
+                self._key = _request_key(self._setup, self._build, message.get("params"))
                 self._watch[message["id"]] = "initialize"
         elif message.get("method") == "tools/list" and _first_page(message):
             self._watch.setdefault(message["id"], "tools")
