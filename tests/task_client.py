@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -22,6 +20,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from tests.harness import Relay
+from tests.transports.raw_stdio import stop
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
@@ -111,10 +110,4 @@ async def task_client(
             await process.stdin.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         yield client
     finally:
-        assert process.stdin is not None
-        await process.stdin.aclose()  # the client is gone: the server detaches its jobs and exits
-        with anyio.move_on_after(15):
-            await process.wait()
-        if process.returncode is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+        await stop(process)  # stdin closed: the client is gone, the server detaches its jobs and exits

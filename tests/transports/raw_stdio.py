@@ -109,3 +109,6 @@ async def stop(process: Process) -> None:
     if process.returncode is None:
         os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
+    # Its pipes too: left to the garbage collector, they warned (unclosed transport) in whatever test ran next.
+    with anyio.CancelScope(shield=True):
+        await process.aclose()
