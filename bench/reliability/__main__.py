@@ -14,6 +14,7 @@ from bench.reliability import (
     crashes,
     escapes,
     faults,
+    host_door,
     http_door,
     http_floods,
     load,
@@ -49,6 +50,7 @@ CATEGORIES: dict[str, Attack] = {
     "faults": faults.attack,
     "http": http_door.attack,
     "http-floods": http_floods.attack,
+    "host-door": host_door.attack,
 }
 
 
