@@ -86,6 +86,8 @@ class Deps:
             await self.engine.execute(record)
         except RelayError as exc:  # recorded in the job; the caller collects it with gemini-status
             logger.info("Job %s ended: %s", record.run_id, exc)
+        except Exception:  # noqa: BLE001 - a follower that breaks must not take the server (every client) down
+            logger.exception("Following job %s failed; the job itself is collectable from the store", record.run_id)
 
     async def warm_up(self) -> None:
         """Probe the active backend in the background, so the first call does not pay for `--help`, and boot the

@@ -146,7 +146,10 @@ class HostRunner:
         """
         request = {"op": "run", "job_id": record.run_id, "env": self._env}
         while True:
-            channel, reused = await self._client.checkout()
+            try:
+                channel, reused = await self._client.checkout()
+            except LOST as exc:  # a host that hung up mid-hello (a new one just starting, one just killed)
+                raise OSError(f"the relay host hung up while greeting: {exc!r}") from exc
             try:
                 await channel.send(request)
                 return channel, await channel.receive()
