@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from bench.reliability.host_door import IMPOSTOR
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.host import server as host_module
@@ -31,27 +31,7 @@ pytestmark = pytest.mark.anyio
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="needs root to run a process as another uid")
 
-FAKE_HOST = textwrap.dedent(
-    """
-    import os, socket, sys
-    path, log = sys.argv[1], sys.argv[2]
-    os.setgid(65534); os.setuid(65534)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path); server.listen(8)
-    print("ready", flush=True)
-    while True:
-        conn, _ = server.accept()
-        conn.settimeout(2)
-        try:
-            data = conn.recv(65536)
-        except OSError:
-            data = b""
-        with open(log, "ab") as out:
-            out.write(data)
-        conn.sendall(b'{"ok": true, "protocol": 2, "version": "x"}\\n')
-        conn.close()
-    """
-)
+FAKE_HOST = IMPOSTOR  # the reliability runner's impostor: one script for both
 
 
 @contextmanager
