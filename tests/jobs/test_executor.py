@@ -50,7 +50,7 @@ async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole
         outcome = await deps.engine.execute(record)
         status = deps.jobs.status(record.run_id)
     assert outcome.text == "the whole answer"
-    assert status.state is RunState.DONE and status.result == "the whole answer"
+    assert status.state is RunState.DONE and status.text == "the whole answer"
     supervisor = deps.jobs.store.supervisor(record.run_id)
     assert supervisor is not None and supervisor.shared  # the executor, never a per-job process
 

@@ -48,7 +48,7 @@ def test_a_job_without_a_supervisor_is_queued(store: JobStore) -> None:
     assert status.state is RunState.QUEUED
     assert status.elapsed == 3.0
     assert status.conversation_id == SESSION and status.model == "gemini-2.5-pro"
-    assert (status.result, status.error, status.failure_reason, status.orphan_cli) == (None, None, None, None)
+    assert (status.outcome, status.failure_reason, status.orphan_cli) == (None, None, None)
     assert "partial" not in status.to_json()
 
 
@@ -72,7 +72,7 @@ def test_a_live_supervisor_reports_its_progress_state_conversation_and_model(sto
     assert status.state is RunState.RUNNING
     assert (status.conversation_id, status.model) == ("sess-live", "gemini-2.5-flash")
     assert status.elapsed == 2.5
-    assert status.result is None  # streamed text is not a result while the run goes on
+    assert status.outcome is None and status.text == ""  # streamed text is not a result while the run goes on
     assert status.to_json()["elapsed"] == "2.5s"
 
 
@@ -90,11 +90,12 @@ def test_a_dead_supervisor_without_a_result_is_failed_interrupted_with_its_strea
     status = derive_status(store, "job-1")
     assert status.state is RunState.FAILED
     assert status.failure_reason is FailureReason.INTERRUPTED
-    assert status.error == INTERRUPTED
-    assert status.partial is True
-    assert status.result == "Partial answer before the crash"
-    assert status.conversation_id == "sess-dead"
-    assert status.recovery is None  # the text is there to read; nothing to suggest
+    assert status.outcome is not None and status.failure is not None
+    assert status.failure.message == INTERRUPTED
+    assert status.outcome.partial is True
+    assert status.text == "Partial answer before the crash"
+    assert status.conversation_id == "sess-dead" == status.outcome.conversation_id
+    assert status.failure.recovery is None  # the text is there to read; nothing to suggest
     data = status.to_json()
     assert data["failure_reason"] == "interrupted" and data["partial"] is True
 
@@ -103,9 +104,9 @@ def test_a_dead_supervisor_that_streamed_nothing_suggests_continuing_its_convers
     store.write_supervisor("job-1", gone_process())
     status = derive_status(store, "job-1")
     assert status.state is RunState.FAILED and status.failure_reason is FailureReason.INTERRUPTED
-    assert status.result is None
+    assert status.text == "" and "result" not in status.to_json()
     assert status.conversation_id == SESSION
-    assert status.recovery == INTERRUPTED_RECOVERY
+    assert status.failure is not None and status.failure.recovery == INTERRUPTED_RECOVERY
 
 
 def test_an_interrupted_job_without_any_conversation_id_suggests_nothing() -> None:
@@ -114,7 +115,8 @@ def test_an_interrupted_job_without_any_conversation_id_suggests_nothing() -> No
     store.create(replace(meta, spec=replace(meta.spec, session_id=None, conversation_id=None)))
     store.write_supervisor("job-1", gone_process())
     status = derive_status(store, "job-1")
-    assert status.failure_reason is FailureReason.INTERRUPTED and status.recovery is None
+    assert status.failure_reason is FailureReason.INTERRUPTED
+    assert status.failure is not None and status.failure.recovery is None
 
 
 def test_a_recycled_pid_with_another_start_time_is_not_the_supervisor(store: JobStore) -> None:
@@ -122,7 +124,7 @@ def test_a_recycled_pid_with_another_start_time_is_not_the_supervisor(store: Job
     store.append_text("job-1", "text so far")
     status = derive_status(store, "job-1")
     assert status.state is RunState.FAILED and status.failure_reason is FailureReason.INTERRUPTED
-    assert status.result == "text so far"
+    assert status.text == "text so far"
 
 
 def test_the_supervisors_pid_in_another_boot_is_not_the_supervisor(store: JobStore) -> None:
@@ -157,15 +159,17 @@ def test_a_done_result_is_reported_as_written(store: JobStore) -> None:
     store.write_result("job-1", result)
     status = derive_status(store, "job-1")
     assert status.state is RunState.DONE
-    assert status.result == result.result.text
-    assert (status.failure_reason, status.error, status.partial) == (None, None, False)
+    assert status.outcome == result.result  # the run's own value, not a copy of its fields
+    assert (status.failure_reason, status.failure) == (None, None)
     assert (status.conversation_id, status.model) == (result.result.conversation_id, result.result.model)
-    assert (status.usage, status.turns, status.notices) == (
+    data = status.to_json()
+    assert data["result"] == result.result.text
+    assert (data.get("usage"), data.get("turns"), tuple(data.get("notices") or ())) == (
         (asdict(result.result.usage) if result.result.usage else None),
         result.result.num_turns,
         result.result.notices,
     )
-    assert status.structured_output == result.result.structured_output and status.has_structured_output
+    assert data["structured_output"] == result.result.structured_output
     assert status.elapsed == pytest.approx(result.ended_at - (result.started_at or 0.0))
     assert status.orphan_cli is None
     assert status.to_json()["partial"] is False
@@ -186,13 +190,15 @@ def test_a_failed_result_keeps_its_reason_error_and_recovery(store: JobStore) ->
     status = derive_status(store, "job-1")
     assert status.state is RunState.FAILED
     assert status.failure_reason is FailureReason.TIMEOUT
-    assert (status.error, status.recovery, status.retryable, status.error_id) == (
+    assert status.failure == failure
+    data = status.to_json()
+    assert (data["error"], data["recovery"], data["retryable"], data["error_id"]) == (
         failure.message,
         failure.recovery,
         failure.retryable,
         failure.error_id,
     )
-    assert status.partial is True and status.result == result.result.text
+    assert data["partial"] is True and data["result"] == result.result.text
 
 
 def test_a_cancelled_result_carries_no_failure_reason(store: JobStore) -> None:
@@ -204,7 +210,7 @@ def test_a_cancelled_result_carries_no_failure_reason(store: JobStore) -> None:
 def test_a_result_without_text_reports_no_result_text(store: JobStore) -> None:
     store.write_result("job-1", replace(full_result(), result=replace(full_result().result, text="")))
     status = derive_status(store, "job-1")
-    assert status.result is None and "result" not in status.to_json()
+    assert status.text == "" and "result" not in status.to_json()
 
 
 def test_a_result_without_a_start_time_counts_elapsed_from_creation(store: JobStore) -> None:

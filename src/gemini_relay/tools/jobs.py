@@ -118,8 +118,8 @@ async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
     for row in _runner(deps).jobs(args.state, args.limit):
         item = {k: v for k, v in row.to_json().items() if k not in ("result", "usage", "notices", "structured_output")}
         item["created"] = datetime.fromtimestamp(row.created_at, UTC).isoformat(timespec="seconds")
-        if row.result:
-            item["preview"] = row.result[:PREVIEW_CHARS]
+        if row.text:
+            item["preview"] = row.text[:PREVIEW_CHARS]
         listed.append(item)
     data = {"jobs": listed, "count": len(listed)}
     return Reply(_json(data), structured=data)

@@ -76,11 +76,9 @@ async def run_media(
         store.unbind_idempotency(_hashed(key))
     store.mark_collected(job_id)
     if stored is None:  # a supervisor that vanished without a result: the failure derived from disk
-        raise RunFailed(
-            status.error or f"job {job_id} ended without a result",
-            reason=status.failure_reason or FailureReason.UNKNOWN,
-            recovery=status.recovery,
-        )
+        if status.outcome is not None:
+            status.outcome.raise_for_failure()
+        raise RunFailed(f"job {job_id} ended without a result", reason=FailureReason.UNKNOWN)
     merged = reused and auto
     return media_reply(stored.result, job_id, controls, reused=reused and not auto, merged=merged, extra=extra)
 

@@ -167,23 +167,16 @@ class JobManager:
             os.close(fd)
 
     def _finish(self, record: RunRecord, status: JobStatus) -> RunResult:
-        """The job's own recorded result, decoded (its failure raised as the exception it was), or — for a
-        supervisor that vanished without one — the interrupted failure derived from disk."""
+        """The job's own recorded result — or, for a supervisor that vanished without one, the interrupted failure
+        derived from disk — with its failure raised as the exception it was."""
         record.session_id = status.conversation_id or record.session_id
         record.model = status.model or record.model
-        for notice in status.notices:
+        outcome = status.outcome
+        if outcome is None:  # callers only finish terminal jobs
+            raise RunFailed("the job ended without a result", reason=FailureReason.UNKNOWN)
+        for notice in outcome.notices:
             record.note(notice)
-        stored = self.store.result(record.run_id)
-        if stored is not None:
-            return stored.result.raise_for_failure()
-        raise RunFailed(
-            status.error or "the job failed",
-            reason=status.failure_reason or FailureReason.UNKNOWN,
-            partial_text=status.result or "",
-            retryable=status.retryable,
-            error_id=status.error_id,
-            recovery=status.recovery,
-        )
+        return outcome.raise_for_failure()
 
     # --- what the tools ask -------------------------------------------------------------------------------------
 

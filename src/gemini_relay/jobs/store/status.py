@@ -12,6 +12,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from gemini_relay.core.result import Failure, FailureKind, RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.jobs.store.base import JobMeta, JobResult, JobStore
 from gemini_relay.supervise.liveness import is_alive
@@ -25,28 +26,33 @@ INTERRUPTED_RECOVERY = (
 
 @dataclass(frozen=True)
 class JobStatus:
+    """Where a job is. Its end, once it has one, is the run's own `RunResult` (`outcome`) — not a copy of its fields."""
+
     job_id: str
     tool: str
     backend: str
     state: RunState
     created_at: float
     elapsed: float
-    result: str | None = None
-    error: str | None = None
-    failure_reason: FailureReason | None = None
-    partial: bool = False
-    recovery: str | None = None
-    retryable: bool | None = None
-    error_id: str | None = None
-    conversation_id: str | None = None
+    conversation_id: str | None = None  # live: known from the first event, not only at the end
     model: str | None = None
-    usage: dict[str, int] | None = None
-    turns: int | None = None
-    notices: tuple[str, ...] = ()
-    structured_output: Any = None
-    has_structured_output: bool = False
-    files: tuple[str, ...] = ()  # what a media job wrote (absolute paths)
+    outcome: RunResult | None = None  # terminal: the recorded result, or the interrupted failure derived from disk
     orphan_cli: tuple[int, int | None] | None = None  # (pid, start ticks) of a CLI left by a dead supervisor
+
+    @property
+    def failure(self) -> Failure | None:
+        return self.outcome.failure if self.outcome else None
+
+    @property
+    def failure_reason(self) -> FailureReason | None:
+        """Why a failed job failed (a cancelled one has no reason)."""
+        failure = self.failure
+        return failure.reason if failure and self.state is RunState.FAILED else None
+
+    @property
+    def text(self) -> str:
+        """The recorded answer of an ended job (possibly partial); empty while it runs."""
+        return self.outcome.text if self.outcome else ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -55,25 +61,30 @@ class JobStatus:
             "elapsed": f"{self.elapsed:.1f}s",
             "tool": self.tool,
             "backend": self.backend,
-        }
-        optional = {
-            "result": self.result,
-            "error": self.error,
-            "failure_reason": self.failure_reason.value if self.failure_reason else None,
-            "partial": self.partial if self.state.terminal else None,
-            "recovery": self.recovery,
-            "retryable": self.retryable,
-            "error_id": self.error_id,
             "conversation_id": self.conversation_id,
             "model": self.model,
-            "usage": self.usage,
-            "turns": self.turns,
-            "notices": list(self.notices) or None,
-            "structured_output": self.structured_output if self.has_structured_output else None,
-            "files": list(self.files) or None,
         }
-        data.update({k: v for k, v in optional.items() if v is not None})
-        return data
+        if self.outcome is not None:
+            data.update(_outcome_json(self.outcome, self.failure_reason))
+        return {k: v for k, v in data.items() if v is not None}
+
+
+def _outcome_json(result: RunResult, reason: FailureReason | None) -> dict[str, Any]:
+    failure = result.failure
+    return {
+        "result": result.text or None,
+        "error": failure.message if failure else None,
+        "failure_reason": reason.value if reason else None,
+        "partial": result.partial,
+        "recovery": failure.recovery if failure else None,
+        "retryable": failure.retryable if failure else None,
+        "error_id": failure.error_id if failure else None,
+        "usage": asdict(result.usage) if result.usage else None,
+        "turns": result.num_turns,
+        "notices": list(result.notices) or None,
+        "structured_output": result.structured_output if result.has_structured_output else None,
+        "files": list(result.files) or None,
+    }
 
 
 def derive_status(store: JobStore, job_id: str, *, now: float | None = None) -> JobStatus:
@@ -104,20 +115,26 @@ def derive_status(store: JobStore, job_id: str, *, now: float | None = None) -> 
         return replace(base, state=progress.state if progress is not None else RunState.STARTING)
     text = store.text(job_id)
     orphan = (progress.cli_pid, progress.cli_start_ticks) if progress and progress.cli_pid else None
-    return replace(
-        base,
-        state=RunState.FAILED,
-        result=text or None,
-        error=INTERRUPTED,
-        failure_reason=FailureReason.INTERRUPTED,
-        partial=True,
+    failure = Failure(
+        FailureKind.FAILED,
+        INTERRUPTED,
+        reason=FailureReason.INTERRUPTED,
         recovery=INTERRUPTED_RECOVERY if not text and base.conversation_id else None,
-        orphan_cli=orphan,
     )
+    interrupted = RunResult(
+        state=RunState.FAILED,
+        text=text,
+        partial=True,
+        conversation_id=base.conversation_id,
+        model=base.model,
+        status="ERROR",
+        failure=failure,
+    )
+    return replace(base, state=RunState.FAILED, outcome=interrupted, orphan_cli=orphan)
 
 
 def _from_result(meta: JobMeta, job: JobResult) -> JobStatus:
-    result, failure = job.result, job.result.failure
+    result = job.result
     started = job.started_at or meta.created_at
     return JobStatus(
         job_id=meta.job_id,
@@ -126,19 +143,7 @@ def _from_result(meta: JobMeta, job: JobResult) -> JobStatus:
         state=result.state,
         created_at=meta.created_at,
         elapsed=max(0.0, job.ended_at - started),
-        result=result.text or None,
-        error=failure.message if failure else None,
-        failure_reason=failure.reason if failure and result.state is RunState.FAILED else None,
-        partial=result.partial,
-        recovery=failure.recovery if failure else None,
-        retryable=failure.retryable if failure else None,
-        error_id=failure.error_id if failure else None,
         conversation_id=result.conversation_id,
         model=result.model,
-        usage=asdict(result.usage) if result.usage else None,
-        turns=result.num_turns,
-        notices=result.notices,
-        structured_output=result.structured_output,
-        has_structured_output=result.has_structured_output,
-        files=result.files,
+        outcome=result,
     )

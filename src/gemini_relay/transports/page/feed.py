@@ -98,7 +98,7 @@ class JobFeed:
     def detail(self, job_id: str) -> dict[str, Any]:
         """One job in full: its status JSON, the whole text so far, its media. Raises JobNotFound."""
         status = self.status(job_id)
-        text = status.result if status.state.terminal else self.store.text(job_id)
+        text = status.text if status.state.terminal else self.store.text(job_id)
         return {**status.to_json(), "text": text or "", "files": self._files(job_id, status.state.terminal)}
 
     def _summary(self, status: JobStatus, now: float) -> dict[str, Any]:
@@ -111,15 +111,15 @@ class JobFeed:
             "created_at": round(status.created_at, 1),
             "model": status.model,
             "conversation_id": status.conversation_id,
-            "error": status.error,
+            "error": status.failure.message if status.failure else None,
             "failure_reason": status.failure_reason.value if status.failure_reason else None,
-            "partial": status.partial,
+            "partial": status.outcome.partial if status.outcome else False,
             "files": self._files(status.job_id, status.state.terminal),
         }
         if status.state.terminal:
             row["elapsed"] = round(status.elapsed, 1)
-            row["preview"] = (status.result or "")[:PREVIEW_CHARS]
-            row["chars"] = len(status.result or "")
+            row["preview"] = status.text[:PREVIEW_CHARS]
+            row["chars"] = len(status.text)
         else:
             # The start time, not the elapsed: the page counts up itself and the snapshot stays unchanged.
             row["since"] = round(now - status.elapsed, 1)
