@@ -22,7 +22,8 @@ from bench.reliability.table import Figure, at_least, zero
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.host.client import HostClient
-from gemini_relay.jobs.host.server import Host, take_host_lock
+from gemini_relay.jobs.host.door import take_host_lock
+from gemini_relay.jobs.host.server import Host
 from gemini_relay.jobs.host.wire import socket_address, socket_path
 
 CATEGORY = "host-door"

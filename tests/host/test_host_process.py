@@ -20,8 +20,9 @@ from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.host import server as host_module
-from gemini_relay.jobs.host.server import Host, take_host_lock
+from gemini_relay.jobs.host import registries as registries_module
+from gemini_relay.jobs.host.door import take_host_lock
+from gemini_relay.jobs.host.server import Host
 from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
 from gemini_relay.jobs.store.status import derive_status
 from tests.fakes.fake_gemini_api import echo_text
@@ -208,7 +209,7 @@ async def test_a_warm_pool_with_a_running_prompt_is_not_closed_when_its_registry
 ) -> None:
     """More distinct server environments than the host keeps registries for: the oldest one is evicted, but its warm
     CLI serves a prompt, which must run on (it used to be killed under the prompt) until it ends."""
-    monkeypatch.setattr(host_module, "REGISTRIES", 2)
+    monkeypatch.setattr(registries_module, "REGISTRIES", 2)
     env = {**relay.env, "GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_STATE_DIR": str(relay.base / "state")}
     settings = Settings.from_env(env, cwd=relay.project)
     async with host_in_process(settings) as host:

@@ -11,14 +11,10 @@ server of another version replaces it).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import signal
 import socket
-import stat
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +32,8 @@ from gemini_relay.errors import RelayError, RunFailed
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.door import listen, take_host_lock
+from gemini_relay.jobs.host.registries import Registries
 from gemini_relay.jobs.host.runner import HostedRunner, LiveJob
 from gemini_relay.jobs.host.wire import (
     MAX_REQUEST_LINE,
@@ -43,15 +41,11 @@ from gemini_relay.jobs.host.wire import (
     Channel,
     decode_spec,
     encode_error,
-    host_dir,
-    lock_path,
     peer_uid,
-    socket_address,
     socket_path,
 )
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.jobs.store.files import FileJobStore
-from gemini_relay.jobs.store.locks import try_lock_file
 from gemini_relay.jobs.store.maintenance import orphaned_queued
 from gemini_relay.jobs.store.manager import reap_orphan_cli
 from gemini_relay.jobs.store.status import derive_status
@@ -60,17 +54,8 @@ from gemini_relay.supervise.liveness import is_alive
 
 STREAM_SETTLE = 5.0  # after the last run of a draining host: time for its results to reach their servers
 CANCEL_POLL = 0.25  # a `cancel` file written by any server (gemini-cancel) reaches the run this fast
-REGISTRIES = 16  # distinct server environments whose backends are kept built
 MAX_CONNECTIONS = 256  # servers keep a few connections each; past this a new one is closed at once
 ACCEPT_BACKOFF = 0.1  # out of descriptors (EMFILE): the accept loop waits this long and goes on, runs unharmed
-
-
-def take_host_lock(state_dir: Path) -> int | None:
-    """The host's flock, or None while another host holds it."""
-    directory = host_dir(state_dir)
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    directory.chmod(0o700)
-    return try_lock_file(lock_path(state_dir))
 
 
 class Host:
@@ -101,12 +86,7 @@ class Host:
         self.engine = RunEngine(
             own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
         )
-        self._registries: OrderedDict[str, BackendRegistry] = OrderedDict()
-        self._keys: dict[str, str] = {}  # (env, cwd) digest -> registry key (env, project root)
-        self._pools: TaskGroup | None = None  # owns the warm pools of the registries (GEMINI_RELAY_WARM)
-        self._pool_closers: dict[int, anyio.Event] = {}
-        self._in_use: dict[int, int] = {}  # registry id -> its runs in flight
-        self._evicted: set[int] = set()  # registries dropped from the cache whose pools still serve a run
+        self.registries = Registries(self._overrides)
         self._lock_fd: int | None = lock_fd
         self._connections = 0
         self._refused = 0  # connections refused (over the cap, or no descriptor left)
@@ -124,20 +104,11 @@ class Host:
 
     async def serve(self) -> None:
         path = self._socket
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _clear_socket_path(path)
-        old = os.umask(0o177)
-        try:
-            with socket_address(path) as address:
-                listener = await anyio.create_unix_listener(address)
-        finally:
-            os.umask(old)
-        path.chmod(0o600)
-        self._listener = listener
+        listener = self._listener = await listen(path)
         self.listening.set()
         logger.info("gemini-relay host %s (protocol %d) listening on %s", __version__, PROTOCOL, path)
         async with anyio.create_task_group() as pools, anyio.create_task_group() as connections:
-            self._pools = pools
+            self.registries.serve_pools(pools)
             self._connections_tg = connections
             # Cancel files are watched until the host exits: a draining host's runs are still cancellable one by
             # one (a newer server, which cannot reach this socket any more, writes the file).
@@ -161,8 +132,7 @@ class Host:
                 while self._streams:
                     await self._streams_idle.wait()
             connections.cancel_scope.cancel()
-            for closer in self._pool_closers.values():
-                closer.set()  # the warm children stop once no run needs them (pools close in their owner task)
+            self.registries.close_all()
         self._release_lock()
         logger.info("gemini-relay host exits")
 
@@ -304,7 +274,7 @@ class Host:
                                 "draining": self._draining})  # fmt: skip
         elif op == "prewarm":  # a server started: its registry (and its warm pools) get ready before its first call
             if not self._draining:
-                self._registry(dict(request.get("env") or {}), Path(str(request.get("cwd") or ".")))
+                self.registries.get(dict(request.get("env") or {}), Path(str(request.get("cwd") or ".")))
             await channel.send({"prewarming": self.settings.warm})
         elif op == "drain":
             self.drain()
@@ -315,59 +285,6 @@ class Host:
         else:
             await channel.send({"error": {"kind": "failed", "message": f"unknown op {op!r}"}})
 
-    def _registry(self, env: dict[str, str], cwd: Path) -> BackendRegistry:
-        """The backends as the calling server would build them (its env: binary paths, auth, models)."""
-        # Only what the relay and its CLIs read tells two servers' backends apart: servers whose environments differ
-        # in WINDOWID or OLDPWD share one registry, and so one warm CLI.
-        env = relevant_env(env)
-        # Settings are parsed once per (environment, cwd), not per call; registries are per project root.
-        call_key = hashlib.sha256(json.dumps([sorted(env.items()), str(cwd)]).encode()).hexdigest()
-        settings: Settings | None = None
-        key = self._keys.get(call_key)
-        if key is None:
-            settings = Settings.from_env(env, cwd=cwd)
-            key = hashlib.sha256(json.dumps([sorted(env.items()), str(settings.project_root)]).encode()).hexdigest()
-            if len(self._keys) >= 4 * REGISTRIES:
-                self._keys.clear()
-            self._keys[call_key] = key
-        registry = self._registries.get(key)
-        if registry is None:
-            settings = settings or Settings.from_env(env, cwd=cwd)
-            registry = self._registries[key] = BackendRegistry(
-                settings, overrides=self._overrides, warm_here=settings.warm
-            )
-            if registry.warm_here and self._pools is not None:
-                closer = self._pool_closers[id(registry)] = anyio.Event()
-                self._pools.start_soon(self._own_pools, registry, closer)
-            while len(self._registries) > REGISTRIES:
-                _, evicted = self._registries.popitem(last=False)
-                self._evicted.add(id(evicted))
-                self._close_if_unused(evicted)
-        self._registries.move_to_end(key)
-        return registry
-
-    def _close_if_unused(self, registry: BackendRegistry) -> None:
-        """An evicted registry's warm pools close once no run of it is in flight: never under a running prompt."""
-        if self._in_use.get(id(registry)) or id(registry) not in self._evicted:
-            return
-        self._evicted.discard(id(registry))
-        closer = self._pool_closers.pop(id(registry), None)
-        if closer is not None:
-            closer.set()
-
-    async def _own_pools(self, registry: BackendRegistry, closed: anyio.Event) -> None:
-        """A registry's warm pools live in this one task: opened here, prewarmed, and closed here (SIGTERM to each
-        warm child's group, grace, SIGKILL) when the registry is evicted or the host stops."""
-        await registry.open()
-        try:
-            registry.prewarm()
-            await closed.wait()
-        finally:
-            # Not inside a shield scope of our own: the pools' task groups were entered before it, and a task group
-            # cannot close inside a scope opened after it (RuntimeError at every host exit). Each pool stops its
-            # children shielded itself.
-            await registry.aclose()
-
     def _create(self, request: dict[str, Any]) -> dict[str, Any]:
         if self._draining:
             return {"error": {"kind": "draining", "message": "the relay host is draining"}}
@@ -375,7 +292,7 @@ class Host:
             spec = decode_spec(request["spec"])
             backend = BackendName(request["backend"])
             env = relevant_env(dict(request.get("env") or {}))
-            registry = self._registry(env, spec.cwd)
+            registry = self.registries.get(env, spec.cwd)
             options = JobOptions(**(request.get("options") or {}))
             record = self.runner.create(RunRecord(spec=spec, backend=backend, run_id=request["run_id"]), options, env)
         except RelayError as exc:
@@ -389,17 +306,14 @@ class Host:
         assert self._jobs is not None
         self.runner.backends[record.run_id] = registry.backends[record.backend]
         self.runner.live[record.run_id] = LiveJob(record)
-        self._in_use[id(registry)] = self._in_use.get(id(registry), 0) + 1
+        self.registries.acquire(registry)
         self._jobs.start_soon(self._execute, record, registry)
 
     async def _execute(self, record: RunRecord, registry: BackendRegistry) -> None:
         try:
             await self.runner.execute(self.engine, record)
         finally:
-            self._in_use[id(registry)] -= 1
-            if not self._in_use[id(registry)]:
-                del self._in_use[id(registry)]
-            self._close_if_unused(registry)
+            self.registries.release(registry)
 
     async def _attach(self, channel: Channel, job_id: str) -> None:
         live = self.runner.live.get(job_id)
@@ -438,7 +352,7 @@ class Host:
             env = dict(meta.env) if meta.env is not None else relevant_env(dict(self.settings.env))
             try:
                 self.runner.lock_for(job_id, meta.spec.conversation_id)
-                registry = self._registry(env, meta.spec.cwd)
+                registry = self.registries.get(env, meta.spec.cwd)
             except BaseException:
                 self.runner.release(job_id)
                 raise
@@ -463,21 +377,6 @@ class Host:
         self.engine.cancel(job_id, f"{live.record.spec.tool} was cancelled")
         await live.ended(self.settings.kill_grace + 5.0)
         return {"found": True}
-
-
-def _clear_socket_path(path: Path) -> None:
-    """Make room for our socket: a dead host's socket is removed (we hold the lock, or the path is ours alone), and
-    anything else found there (a directory, a file) is moved aside rather than crash the start."""
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return
-    if stat.S_ISSOCK(info.st_mode) or stat.S_ISLNK(info.st_mode):
-        path.unlink()
-        return
-    aside = path.with_name(f"{path.name}.not-a-socket.{os.getpid()}")
-    logger.warning("%s is not a socket; moved aside to %s", path, aside)
-    path.rename(aside)
 
 
 def serve_host() -> int:
