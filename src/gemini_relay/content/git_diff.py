@@ -15,7 +15,7 @@ from typing import Literal
 
 import anyio
 
-from gemini_relay.errors import InputError
+from gemini_relay.errors import InputError, RelayError
 from gemini_relay.supervise.process import ProcessSpec, SpawnError, run_process
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "DiffStat",
     "FileChange",
     "GitError",
+    "GitRequestError",
     "GitUnavailable",
     "NotARepository",
     "changes_and_untracked",
@@ -64,16 +65,20 @@ GENERATED_NAMES = frozenset(
 GENERATED_SUFFIXES = (".min.js", ".min.css", ".snap")
 
 
-class GitError(InputError):
-    """Git could not answer: not a repository, an unknown ref, or git itself failed."""
+class GitError(RelayError):
+    """Git could not answer; what the review tools catch. Git itself failing is not the caller's doing."""
 
 
-class NotARepository(GitError):
+class GitRequestError(GitError, InputError):
+    """The caller's request cannot be answered by git: an unknown base ref, a diff too large to take in time."""
+
+
+class NotARepository(GitRequestError):
     """The directory is not inside a git working tree."""
 
 
 class GitUnavailable(GitError):
-    """git itself cannot be run (not installed, not on PATH)."""
+    """git itself cannot be run (not installed, not on PATH): the machine's setup, not the caller's request."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,8 @@ async def run_git(
     except SpawnError as exc:
         raise GitUnavailable(f"git could not be run ({exc.strerror}); the review tools need git on PATH") from exc
     except TimeoutError:
-        raise GitError(f"git {args[0]} took longer than {int(timeout)}s in {cwd}; narrow the diff with base") from None
+        slow = f"git {args[0]} took longer than {int(timeout)}s in {cwd}; narrow the diff with base"
+        raise GitRequestError(slow) from None
     if done.returncode != 0:
         message = done.stderr.strip().splitlines()
         detail = message[-1] if message else f"exit {done.returncode}"
@@ -182,7 +188,7 @@ async def verify_ref(root: Path, base: str, env: Mapping[str, str]) -> None:
     except (NotARepository, GitUnavailable):
         raise
     except GitError:
-        raise GitError(f"base {base!r} is not a branch, tag or commit in this repository") from None
+        raise GitRequestError(f"base {base!r} is not a branch, tag or commit in this repository") from None
 
 
 async def _revisions(root: Path, spec: DiffSpec, env: Mapping[str, str], run: _Runner) -> tuple[bytes, bool]:
