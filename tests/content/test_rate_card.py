@@ -143,3 +143,25 @@ def test_a_malformed_override_is_a_config_error_naming_the_file(tmp_path: Path, 
 def test_a_missing_override_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"cannot be read"):
         load_rate_card({RATE_CARD_ENV: str(tmp_path / "absent.json")})
+
+
+def test_every_gemini_model_a_backend_lists_by_default_is_priced() -> None:
+    """gemini-usage priced the relay's own default model (gemini-3.1-pro-preview) as null. agy's third-party models
+    (Claude, GPT-OSS) are billed by the Antigravity plan, not per token: they stay unpriced, never priced as free."""
+    from gemini_relay.backends.agy_args import MODEL_ALIASES as AGY_ALIASES
+    from gemini_relay.backends.agy_models import FALLBACK_MODELS
+    from gemini_relay.backends.api.common import DEFAULT_MODEL
+    from gemini_relay.backends.gemini_cli_args import KNOWN_MODELS, MODEL_ALIASES
+
+    listed = {DEFAULT_MODEL, *KNOWN_MODELS, *MODEL_ALIASES.values(), *AGY_ALIASES.values()}
+    listed |= {m.id for m in FALLBACK_MODELS if m.id.startswith("gemini-")}
+    card = load_rate_card({})
+    unpriced = sorted(m for m in listed if estimate_cost(m, Usage(input_tokens=1000, output_tokens=1000), card) is None)
+    assert unpriced == []
+    assert estimate_cost("claude-sonnet-4-6", Usage(input_tokens=1000), card) is None
+
+
+def test_a_thinking_tier_prices_as_its_model() -> None:
+    assert normalize_model("gemini-3.1-pro-high") == "gemini-3.1-pro"
+    assert normalize_model("models/gemini-3.8-flash-low") == "gemini-3.8-flash"
+    assert normalize_model("gemini-3.5-flash-lite") == "gemini-3.5-flash-lite"

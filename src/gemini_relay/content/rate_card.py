@@ -53,6 +53,7 @@ RATE_FIELDS: Final = frozenset(
 )
 _MILLION = 1_000_000
 _PREVIEW = re.compile(r"-preview(?:-[0-9-]+)?$")
+_TIER = re.compile(r"^(gemini-[0-9.]+-(?:pro|flash|flash-lite))-(?:high|medium|low)$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -91,9 +92,10 @@ class CostEstimate:
 
 
 def normalize_model(model: str) -> str:
-    """`models/gemini-3-pro-image-preview` prices as `gemini-3-pro-image`: callers hold both spellings."""
+    """`models/gemini-3-pro-image-preview` prices as `gemini-3-pro-image`, and agy's tiered `gemini-3.1-pro-high` as
+    `gemini-3.1-pro` (a thinking tier changes the tokens spent, not the rate): callers hold every spelling."""
     name = model.removeprefix("models/").strip().lower()
-    return _PREVIEW.sub("", name)
+    return _TIER.sub(r"\1", _PREVIEW.sub("", name))
 
 
 def _rates(where: str, model: str, raw: Any) -> dict[str, float]:
