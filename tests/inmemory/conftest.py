@@ -91,6 +91,11 @@ class InMemory:
 
 @pytest.fixture
 def relay(tmp_path: Path) -> InMemory:
+    return in_memory(tmp_path)
+
+
+def in_memory(tmp_path: Path) -> InMemory:
+    """A fresh in-memory world under `tmp_path`: a project, a home, an empty PATH and a state dir."""
     project, home, empty = tmp_path / "project", tmp_path / "home", tmp_path / "empty-bin"
     for path in (project, home, empty):
         path.mkdir()
