@@ -1,7 +1,8 @@
 """The layer contract: the request path reads top-down, and no module imports a layer above its own.
 
 transport/entry → server → tools → content → jobs → backends → supervise → streams → format → bottom (core/,
-errors, config, log). Nothing below tools/ imports `mcp`. Read from the source with `ast`, so it costs no import.
+errors, config, log). Nothing below tools/ imports `mcp`. Inside server/ and jobs/ the folders are floors too.
+Read from the source with `ast`, so it costs no import.
 """
 
 from __future__ import annotations
@@ -101,3 +102,20 @@ def test_inside_jobs_no_folder_imports_a_floor_above_its_own(path: Path) -> None
         parts = module.split(".")
         if parts[:2] == ["gemini_relay", "jobs"] and len(parts) > 2:
             assert JOBS_FLOORS.index(parts[2]) >= own, f"jobs/{rel}:{lineno} imports {module}, a floor above"
+
+
+# Inside server/, the MCP tasks machinery (tasks/: the service, its records on disk, both wire generations) is the
+# floor below the protocol surface (relay.py and the modules beside it): the surface starts and answers tasks, the
+# tasks machinery never reaches back up to it.
+SERVER_MODULES = sorted((SRC / "server").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SERVER_MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_inside_the_server_the_tasks_machinery_does_not_import_the_surface_above_it(path: Path) -> None:
+    rel = path.relative_to(SRC / "server")
+    if rel.parts[0] != "tasks":
+        return
+    for lineno, module in _imports(path):
+        parts = module.split(".")
+        if parts[:2] == ["gemini_relay", "server"]:
+            assert parts[2:3] == ["tasks"], f"server/{rel}:{lineno} imports {module}, the surface above tasks/"

@@ -24,7 +24,7 @@ from mcp import Client
 from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.server import RelayServer
+from gemini_relay.server.relay import RelayServer
 from tests.inmemory.scripted import ScriptedBackend
 
 _SPAWN_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system"})

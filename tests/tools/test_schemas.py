@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gemini_relay.server import describe_validation
+from gemini_relay.server.relay import describe_validation
 from gemini_relay.tools import schemas
 from gemini_relay.tools.review_schemas import StructuredInput
 from gemini_relay.tools.schemas import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gemini_relay.tools.task_store import TaskEntry, TaskStore
+from gemini_relay.server.tasks.store import TaskEntry, TaskStore
 
 
 def test_a_task_round_trips_and_an_id_that_is_not_hex_names_nothing(tmp_path: Path) -> None:

@@ -23,14 +23,14 @@ from gemini_relay import __version__
 from gemini_relay.errors import InputError, RelayError, RunFailed
 from gemini_relay.format import failure_message, with_notices
 from gemini_relay.log import describe_call, logger
+from gemini_relay.server.tasks.service import TaskService
+from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
 from gemini_relay.tools import registry
 from gemini_relay.tools.context import Deps, ToolDef
 from gemini_relay.tools.instructions import instructions_for
 from gemini_relay.tools.progress import CallProgress, SendProgress, run_with_keepalive
 from gemini_relay.tools.prompts import prompt_text, prompts_for
 from gemini_relay.tools.schemas import wire_schema
-from gemini_relay.tools.task_wire import EXTENSION, TaskWire, declares_extension, is_modern
-from gemini_relay.tools.tasks import TaskService
 
 SERVER_NAME = "gemini-relay"
 ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
