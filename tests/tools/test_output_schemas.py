@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools import registry
-from gemini_relay.tools.output_schemas import ANSWER_SCHEMA
+from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
 from tests.git_repo import GitRepo
 from tests.harness import Relay
 

@@ -9,9 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from gemini_relay.server.relay import describe_validation
-from gemini_relay.tools import schemas
-from gemini_relay.tools.review_schemas import StructuredInput
-from gemini_relay.tools.schemas import (
+from gemini_relay.tools.common import inputs as schemas
+from gemini_relay.tools.common.inputs import (
     AskInput,
     BrainstormInput,
     CancelJobInput,
@@ -29,6 +28,7 @@ from gemini_relay.tools.schemas import (
     WaitInput,
     wire_schema,
 )
+from gemini_relay.tools.review_schemas import StructuredInput
 
 MODELS: list[type[ToolInput]] = [
     AskInput,

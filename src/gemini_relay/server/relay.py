@@ -26,11 +26,11 @@ from gemini_relay.log import describe_call, logger
 from gemini_relay.server.tasks.service import TaskService
 from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
 from gemini_relay.tools import registry
-from gemini_relay.tools.context import Deps, ToolDef
+from gemini_relay.tools.common.context import Deps, ToolDef
+from gemini_relay.tools.common.inputs import wire_schema
+from gemini_relay.tools.common.progress import CallProgress, SendProgress, run_with_keepalive
 from gemini_relay.tools.instructions import instructions_for
-from gemini_relay.tools.progress import CallProgress, SendProgress, run_with_keepalive
 from gemini_relay.tools.prompts import prompt_text, prompts_for
-from gemini_relay.tools.schemas import wire_schema
 
 SERVER_NAME = "gemini-relay"
 ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools import ask, catalog, chunks, control, diagnostics, doctor, image, jobs, plan, review, structured
-from gemini_relay.tools import output_schemas as out
-from gemini_relay.tools.context import ToolDef
-from gemini_relay.tools.media_defs import MEDIA_DEFS
-from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName
-from gemini_relay.tools.review_schemas import AssessInput, ReviewInput, SearchInput, StructuredInput
-from gemini_relay.tools.schemas import (
+from gemini_relay.tools.common import output_schemas as out
+from gemini_relay.tools.common.context import ToolDef
+from gemini_relay.tools.common.inputs import (
     AskInput,
     BrainstormInput,
     CancelJobInput,
@@ -25,6 +22,9 @@ from gemini_relay.tools.schemas import (
     TimeoutTestInput,
     WaitInput,
 )
+from gemini_relay.tools.media_defs import MEDIA_DEFS
+from gemini_relay.tools.names import DEFAULT_TOOLS, TOOLSET_TOOLS, ToolName
+from gemini_relay.tools.review_schemas import AssessInput, ReviewInput, SearchInput, StructuredInput
 
 _DEFS = {
     ToolName.ASK: ToolDef(

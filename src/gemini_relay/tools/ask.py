@@ -19,11 +19,11 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.chunks import cached_chunk
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.output_schemas import answer_data
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.runner import PromptRequest, paginate, parse_schema, run_prompt
-from gemini_relay.tools.schemas import AskInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import AskInput
+from gemini_relay.tools.common.output_schemas import answer_data
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
 from gemini_relay.tools.structured import run_structured
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from gemini_relay.backends.gemini_sessions import Conversation
 from gemini_relay.format import with_notices
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.schemas import ConversationsInput, EmptyInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import ConversationsInput, EmptyInput
+from gemini_relay.tools.common.progress import CallProgress
 
 
 async def models(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:

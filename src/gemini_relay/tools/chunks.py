@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from gemini_relay.content.changemode import CHANGEMODE_CHUNK_KIND, changemode_footer
 from gemini_relay.content.chunking import ChunkCache, chunk_footer
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.schemas import FetchChunkInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import FetchChunkInput
+from gemini_relay.tools.common.progress import CallProgress
 
 
 def cached_chunk(cache: ChunkCache, key: str, index: int) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.schemas import EmptyInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import EmptyInput
+from gemini_relay.tools.common.progress import CallProgress
 
 
 async def cancel(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anyio
 
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.schemas import EmptyInput, PingInput, TimeoutTestInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import EmptyInput, PingInput, TimeoutTestInput
+from gemini_relay.tools.common.progress import CallProgress
 
 _TIMEOUT_TEST_STEP = 5.0
 

@@ -6,9 +6,9 @@ import platform
 
 from gemini_relay import __version__
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.schemas import EmptyInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import EmptyInput
+from gemini_relay.tools.common.progress import CallProgress
 
 # The CLI backends are always checked (a user switching upstream wants to see both); others when active.
 _ALWAYS_SHOWN = frozenset({BackendName.AGY, BackendName.GEMINI})

@@ -12,11 +12,11 @@ from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.path_args import check_destination
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.runner import PromptRequest, run_prompt
-from gemini_relay.tools.schemas import ImageInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import ImageInput
+from gemini_relay.tools.common.path_args import check_destination
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, run_prompt
 
 DEFAULT_IMAGE_DIR = "gemini-images"
 SUFFIX_ROOM = max(len(s) for s in IMAGE_SUFFIXES)  # the suffix agy's file may bring (.jpeg, .webp)

@@ -14,10 +14,10 @@ from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import InputError
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.attach import HostedJobManager
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.runner import inline_notices, parse_schema
-from gemini_relay.tools.schemas import CancelJobInput, JobsInput, RunInput, StatusInput, WaitInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import CancelJobInput, JobsInput, RunInput, StatusInput, WaitInput
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import inline_notices, parse_schema
 
 CONVERSATION_ID_WAIT = 2.0  # agy names the conversation ~1 s after start; the Gemini CLI's is known at once
 PREVIEW_CHARS = 200

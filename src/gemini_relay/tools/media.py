@@ -14,7 +14,10 @@ from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES, sidecar
 from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.tools import media_refs
-from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import ImageInput
+from gemini_relay.tools.common.path_args import check_destination
+from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.media_config import MediaConfig
 from gemini_relay.tools.media_jobs import Controls, run_media
 from gemini_relay.tools.media_schemas import (
@@ -27,9 +30,6 @@ from gemini_relay.tools.media_schemas import (
     ReferencesInput,
     VideoInput,
 )
-from gemini_relay.tools.path_args import check_destination
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.schemas import ImageInput
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 # The newest interaction per output folder in this process; after a restart the newest sidecar stands in for it.

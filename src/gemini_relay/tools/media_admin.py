@@ -12,12 +12,12 @@ from gemini_relay.content.rate_card import estimate_cost, load_rate_card
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import InputError
 from gemini_relay.tools import media_refs
-from gemini_relay.tools.context import Deps, Reply
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import EmptyInput
+from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.media import media_models_text
 from gemini_relay.tools.media_config import MediaConfig
 from gemini_relay.tools.media_schemas import FilesInput, UsageInput
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.schemas import EmptyInput
 
 DEFAULT_VIDEO_SECONDS = 8  # Veo's default clip length, when the call did not name one
 

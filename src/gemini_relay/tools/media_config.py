@@ -9,7 +9,7 @@ from pathlib import Path
 from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError, InputError
-from gemini_relay.tools.path_args import check_destination
+from gemini_relay.tools.common.path_args import check_destination
 
 DEFAULT_MEDIA_DIR = "gemini-media"
 DEFAULT_IMAGE_MODEL = "gemini-3.1-flash-image"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from gemini_relay.tools import media, media_admin
-from gemini_relay.tools.context import ToolDef
+from gemini_relay.tools.common.context import ToolDef
+from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.media_schemas import (
     FilesInput,
     ImageEditInput,
@@ -14,7 +15,6 @@ from gemini_relay.tools.media_schemas import (
     VideoInput,
 )
 from gemini_relay.tools.names import ToolName
-from gemini_relay.tools.schemas import EmptyInput
 
 _JOBS = (
     " Runs as a durable job: async answers with a jobId, maxWaitMs hands one back after a budget, idempotencyKey "

@@ -22,8 +22,8 @@ from gemini_relay.errors import InputError, RunFailed
 from gemini_relay.format import with_notices
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.store.manager import request_hash
-from gemini_relay.tools.context import Deps, Link, Reply
-from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.common.context import Deps, Link, Reply
+from gemini_relay.tools.common.progress import CallProgress
 
 INLINE_CAP = 8 * 1024 * 1024  # inline media only on request, and never past this (a video is a link, not bytes)
 

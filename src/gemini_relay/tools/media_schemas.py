@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gemini_relay.tools.schemas import AspectRatio, ImageSize, PathText, ToolInput
+from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText, ToolInput
 
 Url = str
 VideoAspect = Literal["16:9", "9:16"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from gemini_relay.content.brainstorm import build_brainstorm_prompt
 from gemini_relay.content.plan import build_plan_prompt
 from gemini_relay.format import gemini_reply
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.output_schemas import answer_data
-from gemini_relay.tools.progress import CallProgress
-from gemini_relay.tools.runner import PromptRequest, run_prompt
-from gemini_relay.tools.schemas import BrainstormInput, PlanInput
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.inputs import BrainstormInput, PlanInput
+from gemini_relay.tools.common.output_schemas import answer_data
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, run_prompt
 
 
 async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:

@@ -6,8 +6,8 @@ from typing import Any
 
 import mcp_types as types
 
-from gemini_relay.tools.context import ToolDef
-from gemini_relay.tools.schemas import wire_schema
+from gemini_relay.tools.common.context import ToolDef
+from gemini_relay.tools.common.inputs import wire_schema
 
 _FIRST = ("prompt", "task", "query", "cacheKey", "jobId")
 

@@ -32,10 +32,10 @@ from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed, RunTimedOut
 from gemini_relay.format import gemini_reply, with_notices
 from gemini_relay.log import logger
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
 from gemini_relay.tools.review_schemas import AssessInput, ReviewInput, SearchInput
-from gemini_relay.tools.runner import PromptRequest, paginate, run_prompt
 
 SOURCES_MARKER = "🔗 Sources:"
 

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from gemini_relay.content.review import HARD_TIMEOUT_CAP
 from gemini_relay.content.structured import MAX_SCHEMA_BYTES
-from gemini_relay.tools.schemas import PathText, ToolInput
+from gemini_relay.tools.common.inputs import PathText, ToolInput
 
 Depth = Literal["scan", "focused", "deep"]
 MAX_WORDS = 100_000

@@ -29,10 +29,10 @@ from gemini_relay.content.structured import (
 )
 from gemini_relay.core.result import RunResult
 from gemini_relay.errors import InputError
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, PromptResult, run_prompt
 from gemini_relay.tools.review_schemas import StructuredInput
-from gemini_relay.tools.runner import PromptRequest, PromptResult, run_prompt
 
 _SNIFF_BYTES = 8 * 1024
 # The backends' own "how the schema travelled" notices; the relay validates every answer itself, so they are noise

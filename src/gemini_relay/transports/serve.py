@@ -17,7 +17,7 @@ MEDIA_DIR_ENV = "GEMINI_RELAY_MEDIA_DIR"  # where generated media is written (is
 if TYPE_CHECKING:
     import socket
 
-    from gemini_relay.tools.context import Deps
+    from gemini_relay.tools.common.context import Deps
     from gemini_relay.transports.http import HttpOptions
     from gemini_relay.transports.page import Page
     from gemini_relay.transports.stdio_front import StdioFront

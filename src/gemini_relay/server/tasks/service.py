@@ -22,8 +22,8 @@ from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.server.tasks.store import TaskEntry, TaskStore
-from gemini_relay.tools.context import Deps, ToolDef
-from gemini_relay.tools.progress import TAIL_CHARS, CallProgress
+from gemini_relay.tools.common.context import Deps, ToolDef
+from gemini_relay.tools.common.progress import TAIL_CHARS, CallProgress
 
 Invoke = Callable[[ToolDef, dict[str, Any], CallProgress, Deps], Awaitable[types.CallToolResult]]
 POLL_SECONDS = 0.2  # how often tasks/result looks at a task run by another server

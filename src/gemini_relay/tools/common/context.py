@@ -22,8 +22,8 @@ from gemini_relay.jobs.host.proxy import JobProxy
 from gemini_relay.jobs.host.server import Host
 from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
 from gemini_relay.log import logger
+from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.names import ToolName
-from gemini_relay.tools.progress import CallProgress
 
 OWN_HOST_START = 10.0  # a host in this process only binds its socket: past this something is wrong
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error

@@ -22,8 +22,8 @@ from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.log import logger
-from gemini_relay.tools.context import Deps, Reply
-from gemini_relay.tools.progress import CallProgress
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.progress import CallProgress
 
 TEXT_CHUNK_KIND = "text"  # ChunkCache kind of paged answers (fetch-chunk renders the generic footer)
 MIN_FALLBACK_SECONDS = 10.0  # a retry with less of the original deadline left could not finish a CLI start

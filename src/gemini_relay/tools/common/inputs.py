@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from gemini_relay.tools.path_args import check_path_text
+from gemini_relay.tools.common.path_args import check_path_text
 
 Effort = Literal["low", "medium", "high"]
 Mode = Literal["accept-edits", "plan"]
