@@ -39,7 +39,7 @@ def _seconds(raw: str) -> float:
 async def _doctor(deps: Deps) -> int:
     from gemini_relay.tools.common.inputs import EmptyInput
     from gemini_relay.tools.common.progress import CallProgress
-    from gemini_relay.tools.doctor import doctor
+    from gemini_relay.tools.core.doctor import doctor
 
     reply = await doctor(deps, EmptyInput(), CallProgress("doctor"))
     state_lines, state_problems = doctor_state(deps.settings)

@@ -23,14 +23,13 @@ from gemini_relay import __version__
 from gemini_relay.errors import InputError, RelayError, RunFailed
 from gemini_relay.format import failure_message, with_notices
 from gemini_relay.log import describe_call, logger
+from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.server.tasks.service import TaskService
 from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
-from gemini_relay.tools import registry
-from gemini_relay.tools.common.context import Deps, ToolDef
-from gemini_relay.tools.common.inputs import wire_schema
+from gemini_relay.tools.common.context import Deps
+from gemini_relay.tools.common.definition import AnyTool
 from gemini_relay.tools.common.progress import CallProgress, SendProgress, run_with_keepalive
-from gemini_relay.tools.instructions import instructions_for
-from gemini_relay.tools.prompts import prompt_text, prompts_for
+from gemini_relay.tools.registry import registry
 
 SERVER_NAME = "gemini-relay"
 ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
@@ -42,10 +41,10 @@ class RelayServer:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
         self.tools = registry(test_tools=deps.settings.test_tools, toolsets=deps.settings.toolsets)
-        self._by_name = {tool.name.value: tool for tool in self.tools}
-        self._schemas = {tool.name.value: wire_schema(tool.input_model) for tool in self.tools}  # type: ignore[arg-type]
+        self._by_name = {tool.name: tool for tool in self.tools}
         self.tasks = TaskService(deps, self._by_name, self._invoke)
         self._task_wire = TaskWire(self.tasks, self._call_tool_as_task_legacy)
+        self._listed = [tool_entry(tool, tasks=self.tasks.store is not None) for tool in self.tools]
 
     def build(self) -> Server[Any]:
         with warnings.catch_warnings():
@@ -54,7 +53,7 @@ class RelayServer:
             server = _LowLevelServer(
                 SERVER_NAME,
                 version=__version__,
-                instructions=instructions_for(tool.name for tool in self.tools),
+                instructions=instructions_for(self.tools),
                 on_list_tools=self.list_tools,
                 on_list_prompts=self.list_prompts,
                 on_get_prompt=self.get_prompt,
@@ -73,25 +72,9 @@ class RelayServer:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[self._tool(t) for t in self.tools])
+        return types.ListToolsResult(tools=self._listed)
 
-    def _tool(self, tool: ToolDef) -> types.Tool:
-        return types.Tool(
-            name=tool.name.value,
-            description=tool.description,
-            input_schema=self._schemas[tool.name.value],
-            annotations=types.ToolAnnotations(
-                read_only_hint=tool.read_only,
-                destructive_hint=tool.destructive,
-                idempotent_hint=tool.idempotent,
-                open_world_hint=tool.open_world,
-            ),
-            # 2025-11-25 clients may ask for a task (the 2026-07-28 surface drops the field; there the server decides).
-            execution=types.ToolExecution(task_support="optional") if self._task_capable(tool) else None,
-            output_schema=tool.output_schema,
-        )
-
-    def _task_capable(self, tool: ToolDef) -> bool:
+    def _task_capable(self, tool: AnyTool) -> bool:
         return tool.task_support and self.tasks.store is not None
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> HandlerResult:
@@ -99,7 +82,7 @@ class RelayServer:
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments: dict[str, Any] = dict(params.arguments or {})
-        logger.info(describe_call(tool.name.value, arguments))
+        logger.info(describe_call(tool.name, arguments))
         if is_modern(ctx) and declares_extension(ctx) and self._task_capable(tool) and self.tasks.available:
             outcome = await self.tasks.start(tool, arguments)
             if isinstance(outcome, types.CallToolResult):
@@ -111,7 +94,7 @@ class RelayServer:
         async def body(call: CallProgress) -> types.CallToolResult:
             return await self._invoke(tool, arguments, call, self.deps)
 
-        return await run_with_keepalive(tool.name.value, send, interval, body)
+        return await run_with_keepalive(tool.name, send, interval, body)
 
     async def _call_tool_as_task_legacy(
         self, ctx: ServerRequestContext[Any], raw: Mapping[str, Any], call_next: CallNext
@@ -126,19 +109,19 @@ class RelayServer:
         if tool is None or not self._task_capable(tool) or not self.tasks.available:
             return await call_next(ctx)
         arguments: dict[str, Any] = dict(params.arguments or {})
-        logger.info(describe_call(tool.name.value, arguments))
+        logger.info(describe_call(tool.name, arguments))
         outcome = await self.tasks.start(tool, arguments)
         if isinstance(outcome, types.CallToolResult):
-            outcome = self.tasks.completed_now(tool.name.value, arguments, outcome)
+            outcome = self.tasks.completed_now(tool.name, arguments, outcome)
         else:
             self._task_wire.report_status(ctx, outcome.task_id)
         return self._task_wire.created(outcome, modern=False)
 
     async def _invoke(
-        self, tool: ToolDef, arguments: dict[str, Any], call: CallProgress, deps: Deps
+        self, tool: AnyTool, arguments: dict[str, Any], call: CallProgress, deps: Deps
     ) -> types.CallToolResult:
         """The call's CallToolResult; `deps` is the server's, or a resumed task's (whose engine follows its jobs)."""
-        name = tool.name.value
+        name = tool.name
         try:
             parsed = tool.input_model.model_validate(arguments)
         except ValidationError as exc:

@@ -22,10 +22,11 @@ from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.server.tasks.store import TaskEntry, TaskStore
-from gemini_relay.tools.common.context import Deps, ToolDef
+from gemini_relay.tools.common.context import Deps
+from gemini_relay.tools.common.definition import AnyTool
 from gemini_relay.tools.common.progress import TAIL_CHARS, CallProgress
 
-Invoke = Callable[[ToolDef, dict[str, Any], CallProgress, Deps], Awaitable[types.CallToolResult]]
+Invoke = Callable[[AnyTool, dict[str, Any], CallProgress, Deps], Awaitable[types.CallToolResult]]
 POLL_SECONDS = 0.2  # how often tasks/result looks at a task run by another server
 CANCEL_WAIT = 30.0  # bound on waiting for a cancelled task's handler to unwind (the job stop is bounded itself)
 
@@ -48,7 +49,7 @@ class _Running:
 
 
 class TaskService:
-    def __init__(self, deps: Deps, tools: dict[str, ToolDef], invoke: Invoke) -> None:
+    def __init__(self, deps: Deps, tools: dict[str, AnyTool], invoke: Invoke) -> None:
         self.deps = deps
         self._tools = tools
         self._invoke = invoke
@@ -67,11 +68,11 @@ class TaskService:
     def ttl_seconds(self) -> float:
         return self.deps.settings.job_ttl_seconds
 
-    async def start(self, tool: ToolDef, arguments: dict[str, Any]) -> TaskEntry | types.CallToolResult:
+    async def start(self, tool: AnyTool, arguments: dict[str, Any]) -> TaskEntry | types.CallToolResult:
         """The task, once its first job exists (durably: tasks/get resolves it); or the result itself when the call
         finished without starting a run (refused arguments, a cached chunk)."""
         assert self.store is not None and self.deps.background is not None
-        call = CallProgress(tool.name.value)
+        call = CallProgress(tool.name)
         ready = anyio.Event()
         running: list[_Running] = []
         finished: list[types.CallToolResult] = []
@@ -81,7 +82,7 @@ class TaskService:
                 self._add_job(running[0].entry, record)
                 return
             now = time.time()
-            entry = TaskEntry(record.run_id, tool.name.value, arguments, now, now, [record.run_id])
+            entry = TaskEntry(record.run_id, tool.name, arguments, now, now, [record.run_id])
             fd = self.store.try_lock(entry.task_id) if self.store is not None else None
             if self.store is not None:
                 self.store.save(entry)
@@ -105,7 +106,7 @@ class TaskService:
         await ready.wait()
         if running:
             return running[0].entry
-        return finished[0] if finished else _lost(tool.name.value)
+        return finished[0] if finished else _lost(tool.name)
 
     def completed_now(self, tool: str, arguments: dict[str, Any], result: types.CallToolResult) -> TaskEntry:
         """A task that is finished at birth (a 2025-11-25 client asked for a task; the call needed no run)."""

@@ -1,8 +1,8 @@
-"""What every tool handler receives: the server's shared dependencies and the per-call progress handle."""
+"""What every tool handler receives and returns: the server's shared dependencies (Deps) and its reply (Reply)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import BaseModel
 
 from gemini_relay.backends.registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
@@ -22,8 +21,6 @@ from gemini_relay.jobs.host.proxy import JobProxy
 from gemini_relay.jobs.host.server import Host
 from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
 from gemini_relay.log import logger
-from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.names import ToolName
 
 OWN_HOST_START = 10.0  # a host in this process only binds its socket: past this something is wrong
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error
@@ -161,25 +158,3 @@ class Reply:
     structured: dict[str, Any] | None = None
     files: tuple[Path, ...] = ()
     links: tuple[Link, ...] = ()
-
-
-Handler = Callable[[Deps, Any, CallProgress], Awaitable[Reply]]
-
-
-@dataclass(frozen=True)
-class ToolDef:
-    name: ToolName
-    description: str
-    input_model: type[BaseModel]
-    handler: Handler
-    read_only: bool
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = True
-    prompt_description: str = ""
-    output_schema: dict[str, Any] | None = None  # declared: every successful reply carries matching structured data
-
-    @property
-    def task_support(self) -> bool:
-        """A call that runs a model turn may be answered as an MCP task (gemini-run answers at once already)."""
-        return self.open_world and self.name is not ToolName.RUN

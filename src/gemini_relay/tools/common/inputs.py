@@ -1,4 +1,6 @@
-"""One pydantic input model per tool. The JSON Schema clients see is generated from the same model that validates."""
+"""What every tool's input model shares: the strict camelCase base (ToolInput), the run options gemini-ask and
+gemini-run share, the argument types, and wire_schema — the JSON Schema clients see, generated from the same model
+that validates. Each tool's own input model lives in its module."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ AspectRatio = Literal[
     "1:1", "16:9", "9:16", "4:3", "3:4", "3:2", "2:3", "5:4", "4:5", "21:9", "4:1", "1:4", "8:1", "1:8"
 ]
 ImageSize = Literal["512", "1K", "2K", "4K"]
-Methodology = Literal["divergent", "convergent", "scamper", "design-thinking", "lateral", "auto"]
 CACHE_KEY_PATTERN = r"^[0-9a-f]{8}$"
 # A path argument the OS can take: no NUL, within PATH_MAX and NAME_MAX (else "internal error" deep in a run).
 PathText = Annotated[str, AfterValidator(check_path_text)]
@@ -77,129 +78,8 @@ class PromptOptions(ToolInput):
     )
 
 
-class AskInput(PromptOptions):
-    """gemini-ask: the run options plus paging of a chunked reply, which only a foreground answer has."""
-
-    chunk_index: int | str | None = Field(
-        None, description="Which chunk of a chunked changeMode reply to return (1-based); with chunkCacheKey, no rerun."
-    )
-    chunk_cache_key: str | None = Field(
-        None, pattern=CACHE_KEY_PATTERN, description="The 8-hex cacheKey a chunked reply reported."
-    )
-    max_response_length: int | None = Field(
-        None,
-        ge=1,
-        le=100_000,
-        description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
-    )
-
-
-class PlanInput(ToolInput):
-    task: str = Field(min_length=1, description="The feature, refactor or architectural goal to plan.")
-    context: str | None = Field(None, description="Extra context or constraints (supports @file syntax).")
-    model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
-    effort: Effort = Field("high", description="Reasoning effort (default 'high').")
-    add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
-    include_usage: bool = Field(True, description="Append token usage (default true).")
-
-
-class ImageInput(ToolInput):
-    prompt: str = Field(min_length=1, description="What the image should show.")
-    aspect_ratio: AspectRatio = Field("1:1", description="Aspect ratio of the image.")
-    size: ImageSize | None = Field(None, description="Resolution: '512', '1K', '2K' or '4K'.")
-    output_path: PathText | None = Field(
-        None, description="Where to save the image, inside the project root. Default: the relay's output folder."
-    )
-
-
 class EmptyInput(ToolInput):
     """Tools without parameters still refuse unknown arguments."""
-
-
-class BrainstormInput(ToolInput):
-    prompt: str = Field(min_length=1, description="The challenge or question to brainstorm about.")
-    model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
-    methodology: Methodology = Field("auto", description="Brainstorming framework.")
-    domain: str | None = Field(None, description="Domain context, e.g. 'software', 'business', 'education'.")
-    constraints: str | None = Field(None, description="Limits to respect: budget, time, technology.")
-    existing_context: str | None = Field(None, description="What has been tried or is already known.")
-    idea_count: int = Field(12, gt=0, le=100, description="How many ideas to generate.")
-    include_analysis: bool = Field(True, description="Score each idea for feasibility, impact and innovation.")
-    effort: Effort | None = Field(None, description="Reasoning effort: 'low', 'medium' or 'high'.")
-
-
-class FetchChunkInput(ToolInput):
-    cache_key: str = Field(pattern=CACHE_KEY_PATTERN, description="The cacheKey a chunked reply reported.")
-    chunk_index: int = Field(ge=1, description="Which chunk to return (1-based).")
-
-
-class ConversationsInput(ToolInput):
-    limit: int = Field(20, ge=1, le=100, description="How many recent conversations to list (1–100).")
-
-
-class PingInput(ToolInput):
-    prompt: str = Field("", description="A message to echo back.")
-
-
-class TimeoutTestInput(ToolInput):
-    duration: float = Field(ge=10, description="How long to hold the call open, in milliseconds (at least 10).")
-
-
-class RunInput(PromptOptions):
-    """gemini-run: the gemini-ask run options, plus job controls. Answers at once with the job id.
-
-    No chunkIndex / chunkCacheKey: a job's result is collected whole with gemini-wait or gemini-status.
-    """
-
-    max_response_length: int | None = Field(
-        None,
-        ge=1,
-        le=100_000,
-        description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
-    )
-
-    idempotency_key: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        description="Retry-safe key: the same key with the same request returns the existing job instead of a new "
-        "one; the same key with a different request is refused.",
-    )
-    cwd: str | None = Field(
-        None,
-        min_length=1,
-        max_length=4096,
-        description="Working directory of this job (realpath-resolved, relative to the project root); `@` references "
-        "are jailed to it. Refused outside GEMINI_RELAY_ALLOWED_ROOTS when that is set. Default: the project root.",
-    )
-    priority: Literal["normal", "optional"] = Field(
-        "normal",
-        description="'optional' yields to quota: refused before starting when the model's agy quota group is low, "
-        "critical or exhausted.",
-    )
-
-
-class StatusInput(ToolInput):
-    job_id: str = Field(min_length=1, max_length=64, description="The jobId gemini-run returned.")
-
-
-class WaitInput(StatusInput):
-    wait: float | None = Field(
-        None, gt=0, description="Seconds to block for the job to finish (default and cap: GEMINI_RELAY_WAIT_CAP, 90)."
-    )
-
-
-class JobsInput(ToolInput):
-    limit: int = Field(20, ge=1, le=200, description="How many recent jobs to list.")
-    state: Literal["queued", "starting", "running", "done", "failed", "cancelled"] | None = Field(
-        None, description="Only jobs in this state."
-    )
-
-
-class CancelJobInput(ToolInput):
-    job_id: str | None = Field(
-        None, min_length=1, max_length=64, description="Cancel only this job; omit to cancel every run in flight."
-    )
 
 
 def wire_schema(model: type[ToolInput]) -> dict[str, Any]:
