@@ -1,4 +1,5 @@
-"""The MCP surface: tools/list, tools/call, prompts/list, prompts/get, with the relay's exact wire shapes.
+"""The MCP server: tools/call (answered, or as an MCP task), tools/list, prompts/list and prompts/get, with the
+relay's exact wire shapes (surface.py derives the lists and the instructions from the tool definitions).
 
 Built on the SDK's low-level Server because the relay's contract differs from MCPServer's defaults: an unknown tool
 is a JSON-RPC error (not a result), failures read `Error executing <tool>: <message>`, and unknown arguments are
