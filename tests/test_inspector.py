@@ -7,11 +7,13 @@ import json
 import subprocess
 import sys
 
-from gemini_relay.tools.names import DEFAULT_TOOLS
+from gemini_relay.tools.registry import registry
 from tests.fakes.fake_gemini_api import ECHO_PREFIX
 from tests.harness import Relay
 from tests.real_clients import INSPECTOR, installed_version, require
 from tests.transports.http_server import http_server
+
+DEFAULT_TOOLS = registry(test_tools=False)  # the default tools, in registry order
 
 INSPECTOR_TIMEOUT = 120.0
 
@@ -47,7 +49,7 @@ def test_inspector_lists_the_eleven_tools_in_order_with_strict_checks_clean(rela
     code, out = inspect(relay, "--method", "tools/list", "--strict")
     assert code == 0, out
     tools = out[0]["result"]["tools"]  # type: ignore[index]
-    assert [t["name"] for t in tools] == [t.value for t in DEFAULT_TOOLS]
+    assert [t["name"] for t in tools] == [t.name for t in DEFAULT_TOOLS]
 
 
 def test_inspector_calls_ping_and_ask_through_the_real_cli(relay: Relay) -> None:
@@ -74,7 +76,7 @@ def test_inspector_over_http_with_the_token_lists_the_tools_and_calls_ping(relay
         called_code, called = run_inspector(relay, [server.url, *header, *call])
         modern_code, modern = run_inspector(relay, [server.url, *header, "--protocol-era", "modern", *call])
     assert listed_code == 0, listed
-    assert [t["name"] for t in listed[0]["result"]["tools"]] == [t.value for t in DEFAULT_TOOLS]  # type: ignore[index]
+    assert [t["name"] for t in listed[0]["result"]["tools"]] == [t.name for t in DEFAULT_TOOLS]  # type: ignore[index]
     assert called_code == 0 and called[0] == {
         "result": {"content": [{"type": "text", "text": "over http"}], "isError": False}
     }

@@ -1,7 +1,9 @@
 """The layer contract: the request path reads top-down, and no module imports a layer above its own.
 
 transport/entry → server → tools → content → jobs → backends → supervise → streams → format → bottom (core/,
-errors, config, log). Nothing below tools/ imports `mcp`. Read from the source with `ast`, so it costs no import.
+errors, config, log). Nothing below tools/ imports `mcp`. Inside server/ and jobs/ the folders are floors too;
+inside tools/, common/ imports no toolset and the toolsets import each other in no cycle.
+Read from the source with `ast`, so it costs no import.
 """
 
 from __future__ import annotations
@@ -101,3 +103,114 @@ def test_inside_jobs_no_folder_imports_a_floor_above_its_own(path: Path) -> None
         parts = module.split(".")
         if parts[:2] == ["gemini_relay", "jobs"] and len(parts) > 2:
             assert JOBS_FLOORS.index(parts[2]) >= own, f"jobs/{rel}:{lineno} imports {module}, a floor above"
+
+
+# Inside server/, the MCP tasks machinery (tasks/: the service, its records on disk, both wire generations) is the
+# floor below the protocol surface (relay.py and the modules beside it): the surface starts and answers tasks, the
+# tasks machinery never reaches back up to it.
+SERVER_MODULES = sorted((SRC / "server").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SERVER_MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_inside_the_server_the_tasks_machinery_does_not_import_the_surface_above_it(path: Path) -> None:
+    rel = path.relative_to(SRC / "server")
+    if rel.parts[0] != "tasks":
+        return
+    for lineno, module in _imports(path):
+        parts = module.split(".")
+        if parts[:2] == ["gemini_relay", "server"]:
+            assert parts[2:3] == ["tasks"], f"server/{rel}:{lineno} imports {module}, the surface above tasks/"
+
+
+# Inside tools/, one folder per toolset (core/ holds the default tools) and common/ for what every tool shares.
+# common/ imports no toolset; the toolsets import common/ and each other without a cycle (core's gemini-image makes
+# its API image with media's generation machinery; media lists jobs' gemini-status and gemini-wait); only the
+# registry reads the toolsets' lists, and only the server reads the registry.
+TOOLS = SRC / "tools"
+TOOLSETS = ("core", "jobs", "review", "media")
+TOOLS_MODULES = sorted(TOOLS.rglob("*.py"))
+
+
+def _folder_imports(folder: str) -> set[str]:
+    found: set[str] = set()
+    for path in (TOOLS / folder).rglob("*.py"):
+        for _, module in _imports(path):
+            parts = module.split(".")
+            if parts[:2] == ["gemini_relay", "tools"] and len(parts) > 2 and parts[2] != folder:
+                found.add(parts[2])
+    return found
+
+
+def test_every_module_of_the_tools_lives_in_a_toolset_folder_or_common() -> None:
+    for path in TOOLS_MODULES:
+        rel = path.relative_to(TOOLS)
+        if len(rel.parts) == 1:
+            assert rel.name in ("__init__.py", "registry.py"), f"tools/{rel}: a tool lives in its toolset's folder"
+        else:
+            assert rel.parts[0] in (*TOOLSETS, "common"), f"tools/{rel}: {rel.parts[0]}/ is no toolset"
+
+
+def test_the_shared_machinery_imports_no_toolset_and_the_toolsets_form_no_cycle() -> None:
+    assert not _folder_imports("common") & set(TOOLSETS), "common/ imports a toolset"
+    cycle = _cycle({folder: _folder_imports(folder) & set(TOOLSETS) for folder in TOOLSETS})
+    assert cycle is None, "the toolsets import each other in a cycle: " + " → ".join(cycle or ())
+
+
+@pytest.mark.parametrize("path", TOOLS_MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_only_the_registry_reads_the_toolset_lists_and_only_the_server_reads_the_registry(path: Path) -> None:
+    for lineno, module in _imports(path):
+        assert module != "gemini_relay.tools.registry", f"{path.relative_to(SRC)}:{lineno} reads the registry"
+        if path.name != "registry.py":
+            assert not module.endswith(".toolset"), f"{path.relative_to(SRC)}:{lineno} reads a toolset's list"
+
+
+# No module of server/ or tools/ imports itself back through others at module level (TYPE_CHECKING included); a
+# function-level import is no cycle: it runs once everything is loaded.
+ACYCLIC = ("server", "tools")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _top_level_imports(path: Path) -> list[str]:
+    """The modules `path` imports when it is loaded: its body's imports and those under `if TYPE_CHECKING:`."""
+    found: list[str] = []
+    body = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    for node in body:
+        if isinstance(node, ast.If):
+            body.extend(node.body)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names)  # `from pkg import module`
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+    return found
+
+
+def test_no_module_of_the_server_or_the_tools_imports_itself_back() -> None:
+    modules = {_module_name(p): p for p in MODULES if _unit(p) in ACYCLIC}
+    graph = {name: {m for m in _top_level_imports(p) if m in modules and m != name} for name, p in modules.items()}
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " → ".join(cycle or ())
+
+
+def _cycle(graph: dict[str, set[str]]) -> tuple[str, ...] | None:
+    """A path that comes back to where it started, or None when the graph has none."""
+    done: set[str] = set()
+
+    def visit(node: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        if node in path:
+            return (*path[path.index(node) :], node)
+        if node in done:
+            return None
+        for target in sorted(graph.get(node, ())):
+            found = visit(target, (*path, node))
+            if found is not None:
+                return found
+        done.add(node)
+        return None
+
+    return next((c for c in (visit(node, ()) for node in sorted(graph)) if c is not None), None)

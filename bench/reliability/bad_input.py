@@ -64,7 +64,7 @@ def judge(tool: str, args: dict[str, Any], schema: dict[str, Any], answer: Answe
     out: list[tuple[str, str]] = []
     if "internal error" in answer.text.lower():
         out.append(("internal error", f"{tool} {shown} → {answer.text[:160]!r}"))
-    given = {k: v for k, v in args.items() if v is not None}  # an explicit null means "not given" (tools/schemas.py)
+    given = {k: v for k, v in args.items() if v is not None}  # explicit null: "not given" (tools/common/inputs.py)
     schema_valid = jsonschema.Draft202012Validator(schema).is_valid(given)
     if not schema_valid and not refused_properly(tool, answer):
         out.append(("refusals not in the `Invalid arguments for …` shape", f"{tool} {shown} → {answer.text[:160]!r}"))

@@ -18,7 +18,7 @@ from gemini_relay.jobs.host.proxy import JobProxy
 from gemini_relay.jobs.host.server import Host
 from gemini_relay.jobs.host.wire import host_dir
 from gemini_relay.jobs.store.files import FileJobStore
-from gemini_relay.tools.context import Deps
+from gemini_relay.tools.common.context import Deps
 
 
 def build_deps(settings: Settings, *, backends: Mapping[BackendName, Backend] | None = None) -> Deps:

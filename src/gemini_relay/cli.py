@@ -20,7 +20,7 @@ from gemini_relay.transports.token import NO_AUTH_MEANS
 if TYPE_CHECKING:
     import socket
 
-    from gemini_relay.tools.context import Deps
+    from gemini_relay.tools.common.context import Deps
     from gemini_relay.transports.http import HttpOptions
 
 
@@ -37,9 +37,9 @@ def _seconds(raw: str) -> float:
 
 
 async def _doctor(deps: Deps) -> int:
-    from gemini_relay.tools.doctor import doctor
-    from gemini_relay.tools.progress import CallProgress
-    from gemini_relay.tools.schemas import EmptyInput
+    from gemini_relay.tools.common.inputs import EmptyInput
+    from gemini_relay.tools.common.progress import CallProgress
+    from gemini_relay.tools.core.doctor import doctor
 
     reply = await doctor(deps, EmptyInput(), CallProgress("doctor"))
     state_lines, state_problems = doctor_state(deps.settings)

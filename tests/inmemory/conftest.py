@@ -24,7 +24,7 @@ from mcp import Client
 from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.server import RelayServer
+from gemini_relay.server.relay import RelayServer
 from tests.inmemory.scripted import ScriptedBackend
 
 _SPAWN_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system"})
@@ -91,6 +91,11 @@ class InMemory:
 
 @pytest.fixture
 def relay(tmp_path: Path) -> InMemory:
+    return in_memory(tmp_path)
+
+
+def in_memory(tmp_path: Path) -> InMemory:
+    """A fresh in-memory world under `tmp_path`: a project, a home, an empty PATH and a state dir."""
     project, home, empty = tmp_path / "project", tmp_path / "home", tmp_path / "empty-bin"
     for path in (project, home, empty):
         path.mkdir()

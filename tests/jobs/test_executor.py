@@ -20,7 +20,7 @@ from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.proxy import JobProxy
 from gemini_relay.jobs.store.base import JobConflict
-from gemini_relay.tools.context import Deps
+from gemini_relay.tools.common.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend, answer
 
 pytestmark = pytest.mark.anyio

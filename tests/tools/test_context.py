@@ -10,7 +10,7 @@ import pytest
 from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
 from gemini_relay.errors import InputError
-from gemini_relay.tools.context import Deps
+from gemini_relay.tools.common.context import Deps
 
 
 def deps(tmp_path: Path, **env: str) -> Deps:

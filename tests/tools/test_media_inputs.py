@@ -11,8 +11,8 @@ import pytest
 from gemini_relay.config import Settings
 from gemini_relay.content.fetch_image import ImageFetchError
 from gemini_relay.errors import ConfigError, InputError
-from gemini_relay.tools import media_refs
-from gemini_relay.tools.media_config import MediaConfig
+from gemini_relay.tools.media import refs as media_refs
+from gemini_relay.tools.media.config import MediaConfig
 from tests.fakes.fake_gemini_api import TINY_PNG
 
 pytestmark = pytest.mark.anyio

@@ -12,8 +12,8 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from gemini_relay.core.vocabulary import Toolset
-from gemini_relay.tools import registry
-from gemini_relay.tools.output_schemas import ANSWER_SCHEMA
+from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
+from gemini_relay.tools.registry import registry
 from tests.git_repo import GitRepo
 from tests.harness import Relay
 
@@ -40,7 +40,7 @@ def valid(schema: dict[str, Any], data: Any) -> None:
 
 def test_each_data_tool_declares_a_valid_output_schema_and_no_other_tool_does() -> None:
     tools = registry(test_tools=False, toolsets=frozenset(Toolset))
-    declared = {t.name.value for t in tools if t.output_schema is not None}
+    declared = {t.name for t in tools if t.output_schema is not None}
     assert declared == DATA_TOOLS
     for tool in tools:
         if tool.output_schema is not None:

@@ -2,50 +2,40 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from gemini_relay.server import describe_validation
-from gemini_relay.tools import schemas
-from gemini_relay.tools.review_schemas import StructuredInput
-from gemini_relay.tools.schemas import (
-    AskInput,
-    BrainstormInput,
-    CancelJobInput,
-    ConversationsInput,
-    EmptyInput,
-    FetchChunkInput,
-    ImageInput,
-    JobsInput,
-    PingInput,
-    PlanInput,
-    RunInput,
-    StatusInput,
-    TimeoutTestInput,
-    ToolInput,
-    WaitInput,
-    wire_schema,
-)
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.server.relay import describe_validation
+from gemini_relay.tools.common.inputs import EmptyInput, ToolInput, wire_schema
+from gemini_relay.tools.core.ask import AskInput
+from gemini_relay.tools.core.brainstorm import BrainstormInput
+from gemini_relay.tools.core.conversations import ConversationsInput
+from gemini_relay.tools.core.fetch_chunk import FetchChunkInput
+from gemini_relay.tools.core.image import ImageInput
+from gemini_relay.tools.core.ping import PingInput
+from gemini_relay.tools.core.plan import PlanInput
+from gemini_relay.tools.core.timeout_test import TimeoutTestInput
+from gemini_relay.tools.jobs.cancel import CancelJobInput
+from gemini_relay.tools.jobs.jobs import JobsInput
+from gemini_relay.tools.jobs.run import RunInput
+from gemini_relay.tools.jobs.status import StatusInput
+from gemini_relay.tools.jobs.wait import WaitInput
+from gemini_relay.tools.media.files import FilesInput
+from gemini_relay.tools.media.image_edit import ImageEditInput
+from gemini_relay.tools.media.image_interact import ImageInteractInput
+from gemini_relay.tools.media.image_set import ImageSetInput
+from gemini_relay.tools.media.music import MusicInput
+from gemini_relay.tools.media.usage import UsageInput
+from gemini_relay.tools.media.video import VideoInput
+from gemini_relay.tools.registry import registry
+from gemini_relay.tools.review.assess import AssessInput
+from gemini_relay.tools.review.review import ReviewInput
+from gemini_relay.tools.review.search import SearchInput
+from gemini_relay.tools.review.structured import StructuredInput
 
-MODELS: list[type[ToolInput]] = [
-    AskInput,
-    PlanInput,
-    ImageInput,
-    EmptyInput,
-    BrainstormInput,
-    FetchChunkInput,
-    ConversationsInput,
-    PingInput,
-    TimeoutTestInput,
-    RunInput,
-    StatusInput,
-    WaitInput,
-    JobsInput,
-    CancelJobInput,
-]
 # One valid argument set per model, with only the required arguments.
 MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
     AskInput: {"prompt": "p"},
@@ -62,7 +52,19 @@ MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
     JobsInput: {},
     CancelJobInput: {},
     TimeoutTestInput: {"duration": 10},
+    AssessInput: {},
+    ReviewInput: {},
+    SearchInput: {"query": "q"},
+    StructuredInput: {"prompt": "p", "schema": {}},
+    ImageEditInput: {"prompt": "p"},
+    ImageSetInput: {"masterPrompt": "p", "scenes": ["s"]},
+    ImageInteractInput: {"input": "i"},
+    VideoInput: {"prompt": "p"},
+    MusicInput: {"prompt": "p"},
+    FilesInput: {"action": "list"},
+    UsageInput: {},
 }
+MODELS = list(MINIMAL)
 
 
 def walk(node: object) -> list[dict[str, Any]]:
@@ -78,13 +80,9 @@ def walk(node: object) -> list[dict[str, Any]]:
     return found
 
 
-def test_every_input_model_in_the_module_is_covered() -> None:
-    defined = {
-        obj
-        for _, obj in inspect.getmembers(schemas, inspect.isclass)
-        if issubclass(obj, ToolInput) and obj not in (ToolInput, schemas.PromptOptions)  # bases, not tools
-    }
-    assert defined == set(MODELS)
+def test_every_registered_tools_input_model_is_covered() -> None:
+    registered = {tool.input_model for tool in registry(test_tools=True, toolsets=frozenset(Toolset))}
+    assert registered == set(MODELS)
 
 
 # --- wire_schema ----------------------------------------------------------------------------------------------
@@ -333,7 +331,7 @@ def test_non_object_arguments_are_refused() -> None:
     ],
 )
 def test_a_path_argument_the_os_cannot_take_is_refused_by_field(value: str, message: str) -> None:
-    cases: list[tuple[type[schemas.ToolInput], dict[str, Any], str]] = [
+    cases: list[tuple[type[ToolInput], dict[str, Any], str]] = [
         (AskInput, {"prompt": "p", "addDirs": ["ok", value]}, "addDirs.1"),
         (ImageInput, {"prompt": "p", "outputPath": value}, "outputPath"),
         (StructuredInput, {"prompt": "p", "schema": {}, "files": [value]}, "files.0"),

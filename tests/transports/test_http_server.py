@@ -17,12 +17,14 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from gemini_relay.tools.instructions import instructions_for
-from gemini_relay.tools.names import DEFAULT_TOOLS
+from gemini_relay.server.surface import instructions_for
+from gemini_relay.tools.registry import registry
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
 from tests.harness import Relay
 from tests.test_server_surface import text_of
 from tests.transports.http_server import http_server
+
+DEFAULT_TOOLS = registry(test_tools=False)  # the default tools, in registry order
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +60,7 @@ async def _describe(client: Client) -> tuple[str | None, str | None, list[str], 
 
 
 async def test_both_protocol_generations_are_served_on_one_http_server_at_once(relay: Relay) -> None:
-    expected_tools = [t.value for t in DEFAULT_TOOLS]
+    expected_tools = [t.name for t in DEFAULT_TOOLS]
     instructions = instructions_for(DEFAULT_TOOLS)
     with http_server(relay) as server:
         async with server.client(mode="legacy") as legacy, server.client(mode="auto") as modern:
@@ -85,7 +87,7 @@ async def test_both_protocol_generations_are_served_over_stdio(relay: Relay) -> 
     assert (
         found["legacy"][1:]
         == found["auto"][1:]
-        == (instructions_for(DEFAULT_TOOLS), [t.value for t in DEFAULT_TOOLS], "gen")
+        == (instructions_for(DEFAULT_TOOLS), [t.name for t in DEFAULT_TOOLS], "gen")
     )
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from gemini_relay.jobs.store.files import FileJobStore
-from gemini_relay.server import RelayServer
+from gemini_relay.server.relay import RelayServer
 from gemini_relay.transports.stdio import serve_stdio
 
 MEDIA_DIR_ENV = "GEMINI_RELAY_MEDIA_DIR"  # where generated media is written (issue 11); default inside the project
@@ -17,7 +17,7 @@ MEDIA_DIR_ENV = "GEMINI_RELAY_MEDIA_DIR"  # where generated media is written (is
 if TYPE_CHECKING:
     import socket
 
-    from gemini_relay.tools.context import Deps
+    from gemini_relay.tools.common.context import Deps
     from gemini_relay.transports.http import HttpOptions
     from gemini_relay.transports.page import Page
     from gemini_relay.transports.stdio_front import StdioFront

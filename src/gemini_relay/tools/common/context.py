@@ -1,0 +1,160 @@
+"""What every tool handler receives and returns: the server's shared dependencies (Deps) and its reply (Reply)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from gemini_relay.backends.registry import BackendRegistry, Selection
+from gemini_relay.config import Settings
+from gemini_relay.content.chunking import ChunkCache
+from gemini_relay.errors import InputError, RelayError
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.host.attach import HostedJobManager
+from gemini_relay.jobs.host.proxy import JobProxy
+from gemini_relay.jobs.host.server import Host
+from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
+from gemini_relay.log import logger
+
+OWN_HOST_START = 10.0  # a host in this process only binds its socket: past this something is wrong
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error
+
+
+@dataclass
+class Deps:
+    settings: Settings
+    engine: JobProxy
+    registry: BackendRegistry
+    jobs: HostedJobManager | None = None
+    chunks: ChunkCache = field(default_factory=ChunkCache)
+    background: TaskGroup | None = None  # owned by the transport: gemini-run jobs and adopted jobs run here
+    own_host: Host | None = None  # GEMINI_RELAY_HOST=off: the executor runs in this server, for as long as it serves
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """The executor for as long as the server serves: the shared relay host needs nothing here (it is started on
+        demand); the server's own host runs in this block, and its runs are cancelled when the block ends."""
+        host = self.own_host
+        client = getattr(self.jobs, "client", None)
+        try:
+            if host is None:
+                yield
+                return
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(host.serve)
+                with anyio.fail_after(OWN_HOST_START):
+                    await host.listening.wait()
+                try:
+                    yield
+                finally:
+                    host.shutdown("was cancelled (the server is shutting down)")
+        finally:
+            if client is not None:
+                await client.aclose()
+
+    async def maintain(self) -> None:
+        """Sweep expired jobs and adopt queued jobs of dead servers, at start and then periodically."""
+        runner = self.jobs
+        if runner is None:
+            return
+        while True:
+            await anyio.to_thread.run_sync(runner.sweep, self.settings.job_ttl_seconds)
+            for job_id in await anyio.to_thread.run_sync(runner.orphaned):
+                self.adopt(job_id)
+            await anyio.sleep(SWEEP_INTERVAL)
+
+    def adopt(self, job_id: str) -> None:
+        """Run a queued job whose server died before starting it; nobody waits, gemini-status collects it."""
+        assert self.jobs is not None and self.background is not None
+        record = self.jobs.adopt(job_id)
+        if record is None:
+            return
+        logger.info("Adopting queued job %s of a server that is gone", job_id)
+        self.background.start_soon(self.run_detached, record)
+
+    async def run_detached(self, record: RunRecord) -> None:
+        try:
+            await self.engine.execute(record)
+        except RelayError as exc:  # recorded in the job; the caller collects it with gemini-status
+            logger.info("Job %s ended: %s", record.run_id, exc)
+        except Exception:  # noqa: BLE001 - a follower that breaks must not take the server (every client) down
+            logger.exception("Following job %s failed; the job itself is collectable from the store", record.run_id)
+
+    async def warm_up(self) -> None:
+        """Probe the active backend in the background, so the first call does not pay for `--help`, and boot the
+        warm processes (here when this server owns the pools, else in the relay host) so the first call is warm too."""
+        self.registry.prewarm()
+        prewarm_host = getattr(self.jobs, "prewarm", None)  # the executor owns the warm pools
+        # Only when there is a warm CLI to boot: a server of the API or agy backend starts no host ahead of a call.
+        if prewarm_host is not None and await anyio.to_thread.run_sync(self.registry.keeps_warm_process):
+            try:
+                await prewarm_host()
+            except (OSError, RelayError) as exc:  # the first real call starts the host and reports properly
+                logger.info("Relay host prewarm skipped: %s", exc)
+        try:
+            await self.registry.warm_up()
+        except RelayError as exc:  # the first real call reports it properly
+            logger.info("Backend warm-up skipped: %s", exc)
+
+    def selection(self) -> Selection:
+        return self.registry.select()
+
+    def resolve_cwd(self, raw: str | None, field: str) -> Path:
+        """A per-call working directory, realpath-resolved (relative to the project root); the project root when
+        unset. Refused (InputError naming `field`) when it is not a directory, or outside GEMINI_RELAY_ALLOWED_ROOTS
+        when that is set."""
+        root = self.settings.project_root
+        if raw is None:
+            return root
+        if "\x00" in raw or len(raw) > MAX_PATH_CHARS:
+            raise InputError("must be a directory path (no NUL bytes, at most 4096 characters)", field=field)
+        try:
+            path = (root / Path(raw).expanduser()).resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise InputError(f"{raw!r} does not exist", field=field) from None
+        if not path.is_dir():
+            raise InputError(f"{raw!r} is not a directory", field=field)
+        allowed = self.settings.allowed_roots
+        if allowed and not any(path.is_relative_to(r) for r in allowed):
+            raise InputError(f"{path} is outside GEMINI_RELAY_ALLOWED_ROOTS", field=field)
+        return path
+
+    def resolve_dirs(self, dirs: list[str] | None, base: Path | None = None) -> tuple[Path, ...]:
+        """addDirs as absolute, existing directories (relative entries are taken from the project root)."""
+        resolved: list[Path] = []
+        for raw in dirs or []:
+            path = ((base or self.settings.project_root) / Path(raw).expanduser()).resolve()
+            if not path.is_dir():
+                raise InputError(f"entry {raw!r} is not a directory", field="addDirs")
+            resolved.append(path)
+        return tuple(resolved)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A file the answer points at: becomes an MCP `resource_link` block (and, with `inline_b64`, the bytes too)."""
+
+    uri: str
+    name: str
+    mime_type: str | None = None
+    size: int | None = None
+    inline_b64: str | None = None  # set only when the caller asked for inline media
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A tool's successful answer: one text block, plus optional `_meta` and `structuredContent` for clients that
+    read data, and the files the run wrote: `files` as plain paths, `links` with their type and size (each becomes
+    a resource_link block)."""
+
+    text: str
+    meta: dict[str, Any] | None = None
+    structured: dict[str, Any] | None = None
+    files: tuple[Path, ...] = ()
+    links: tuple[Link, ...] = ()

@@ -1,0 +1,114 @@
+"""What every tool's input model shares: the strict camelCase base (ToolInput), the run options gemini-ask and
+gemini-run share, the argument types, and wire_schema — the JSON Schema clients see, generated from the same model
+that validates. Each tool's own input model lives in its module."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+from gemini_relay.tools.common.path_args import check_path_text
+
+Effort = Literal["low", "medium", "high"]
+Mode = Literal["accept-edits", "plan"]
+AspectRatio = Literal[
+    "1:1", "16:9", "9:16", "4:3", "3:4", "3:2", "2:3", "5:4", "4:5", "21:9", "4:1", "1:4", "8:1", "1:8"
+]
+ImageSize = Literal["512", "1K", "2K", "4K"]
+CACHE_KEY_PATTERN = r"^[0-9a-f]{8}$"
+# A path argument the OS can take: no NUL, within PATH_MAX and NAME_MAX (else "internal error" deep in a run).
+PathText = Annotated[str, AfterValidator(check_path_text)]
+
+
+class ToolInput(BaseModel):
+    """Strict, camelCase on the wire, unknown arguments refused. An explicit null means "not given"."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, alias_generator=to_camel, validate_by_alias=True, validate_by_name=False
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None}  # pyright: ignore[reportUnknownVariableType]
+        return data
+
+
+class PromptOptions(ToolInput):
+    """What gemini-ask and gemini-run share: everything that shapes one model run."""
+
+    prompt: str = Field(
+        min_length=1,
+        description="Analysis request. Use @ syntax to include files (e.g. '@src/app.py explain what this does', "
+        "'@.' for the whole project, '@src/**/*.ts' for a glob) or ask general questions.",
+    )
+    model: str | None = Field(
+        None,
+        description="Model id from gemini-models, or the aliases 'flash' and 'pro'. Unset: the backend's default "
+        "(GEMINI_DEFAULT_MODEL / AGY_DEFAULT_MODEL, else the CLI's own choice).",
+    )
+    effort: Effort | None = Field(None, description="Reasoning effort: 'low', 'medium' or 'high'.")
+    mode: Mode | None = Field(
+        None, description="'plan' for read-only analysis without modifying files, 'accept-edits' to let it edit."
+    )
+    json_schema: str | dict[str, Any] | None = Field(
+        None, description="A JSON Schema (object or JSON string) the answer must follow; the reply body is JSON."
+    )
+    add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
+    conversation_id: str | None = Field(
+        None,
+        description="Continue an earlier conversation: the id a plain-text reply printed after 🧵 conversationId.",
+    )
+    agent: str | None = Field(None, description="A custom agent (agent.md persona) to run instead of the default.")
+    allow_slash_commands: bool = Field(
+        False, description="Let a prompt starting with '/' expand as a CLI command or skill instead of going verbatim."
+    )
+    skip_permissions: bool = Field(
+        False, description="Let the agent run every tool without approval (agy --dangerously-skip-permissions / yolo)."
+    )
+    include_usage: bool = Field(False, description="Append token usage. Ignored with jsonSchema (the body stays JSON).")
+    sandbox: bool = Field(
+        False, description="Ask the CLI to run tools in its sandbox (agy forwards it but does not isolate)."
+    )
+    change_mode: bool = Field(
+        False, description="Return structured edit suggestions (file, exact old text, new text) a client can apply."
+    )
+
+
+class EmptyInput(ToolInput):
+    """Tools without parameters still refuse unknown arguments."""
+
+
+def wire_schema(model: type[ToolInput]) -> dict[str, Any]:
+    """The inputSchema for tools/list: always {"type":"object","properties":…,"required":[…]}, defaults kept."""
+    raw = model.model_json_schema(by_alias=True)
+    properties = {name: _clean(prop) for name, prop in raw.get("properties", {}).items()}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(raw.get("required", [])),
+        "additionalProperties": False,
+    }
+
+
+def _clean(prop: dict[str, Any]) -> dict[str, Any]:
+    prop = {k: v for k, v in prop.items() if k != "title"}
+    any_of = prop.get("anyOf")
+    if isinstance(any_of, list) and prop.get("default", ...) is None:
+        # `X | None = None` means optional, not nullable: show X alone.
+        options = [o for o in any_of if o != {"type": "null"}]  # pyright: ignore[reportUnknownVariableType]
+        del prop["anyOf"], prop["default"]
+        if len(options) == 1:  # pyright: ignore[reportUnknownArgumentType]
+            prop = {**options[0], **prop}
+        else:
+            prop["anyOf"] = options
+    if "anyOf" in prop:
+        prop["anyOf"] = [_clean(o) for o in prop["anyOf"]]
+    if "additionalProperties" in prop and isinstance(prop["additionalProperties"], dict):
+        prop["additionalProperties"] = _clean(prop["additionalProperties"])  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(prop.get("items"), dict):
+        prop["items"] = _clean(prop["items"])
+    return prop

@@ -1,0 +1,1 @@
+"""The default tools: one module per tool (its name without `gemini-`), listed in toolset.py."""

@@ -1,0 +1,154 @@
+"""gemini-ask: the general relay call (changeMode, jsonSchema, conversationId, chunk paging)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pydantic import Field
+
+from gemini_relay.content.changemode import (
+    CHANGEMODE_CHUNK_KIND,
+    changemode_footer,
+    edits_as_meta,
+    no_edits_text,
+    parse_edits,
+    render_edits,
+    wrap_changemode,
+)
+from gemini_relay.content.guardrail import WriteCheck
+from gemini_relay.content.review import length_limit
+from gemini_relay.core.result import RunResult
+from gemini_relay.errors import InputError
+from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PromptOptions
+from gemini_relay.tools.common.output_schemas import answer_data
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
+from gemini_relay.tools.common.structured import run_structured
+from gemini_relay.tools.core.fetch_chunk import cached_chunk
+
+
+class AskInput(PromptOptions):
+    """gemini-ask: the run options plus paging of a chunked reply, which only a foreground answer has."""
+
+    chunk_index: int | str | None = Field(
+        None, description="Which chunk of a chunked changeMode reply to return (1-based); with chunkCacheKey, no rerun."
+    )
+    chunk_cache_key: str | None = Field(
+        None, pattern=CACHE_KEY_PATTERN, description="The 8-hex cacheKey a chunked reply reported."
+    )
+    max_response_length: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
+    )
+
+
+async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
+    index = _chunk_index(args.chunk_index)
+    if args.chunk_cache_key is not None:
+        # Paging an earlier reply: no model turn.
+        return Reply(cached_chunk(deps.chunks, args.chunk_cache_key, index or 1))
+    schema = parse_schema(args.json_schema)  # checked before anything runs
+    if schema is not None and args.change_mode:
+        raise InputError("changeMode and jsonSchema cannot be combined: changeMode answers are edit blocks, not JSON")
+    prompt = args.prompt
+    if args.max_response_length is not None and schema is None:
+        prompt += "\n\n" + length_limit(args.max_response_length)  # soft: an instruction, never a truncation
+    request = PromptRequest(
+        tool=call.tool,
+        prompt=wrap_changemode(prompt) if args.change_mode else prompt,
+        model=args.model,
+        effort=args.effort,
+        mode=args.mode,
+        add_dirs=args.add_dirs,
+        conversation_id=args.conversation_id,
+        agent=args.agent,
+        allow_slash_commands=args.allow_slash_commands,
+        skip_permissions=args.skip_permissions,
+        sandbox=args.sandbox,
+        explicit=frozenset(args.model_fields_set),
+        guard_writes=args.change_mode,
+    )
+    if schema is not None:
+        answer = await run_structured(deps, call, request, schema)
+        notices = answer.notices
+        if args.max_response_length is not None:
+            notices += ("maxResponseLength does not apply to a jsonSchema answer; it was ignored.",)
+        data = answer_data(value=answer.value, has_value=True)
+        return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{answer.text}"), structured=data)
+    result = await run_prompt(deps, call, request)
+    outcome = result.outcome
+    if args.change_mode:
+        return _changemode_reply(deps, outcome, result.notices, index, result.writes)
+    text = gemini_reply(
+        outcome.text,
+        notices=result.notices,
+        conversation_id=outcome.conversation_id,
+        usage=outcome.usage if args.include_usage else None,
+    )
+    reply = paginate(deps, text)
+    data = answer_data(usage=outcome.usage) if args.include_usage else None
+    return replace(reply, structured=data) if data else reply
+
+
+def _changemode_reply(
+    deps: Deps, outcome: RunResult, notices: tuple[str, ...], index: int | None, writes: WriteCheck | None
+) -> Reply:
+    if writes is not None and not writes.clean:
+        return _withheld(outcome, notices, writes)
+    edits = parse_edits(outcome.text, deps.settings.project_root)
+    if not edits:
+        return Reply(with_notices(notices, no_edits_text(outcome.text)))
+    bodies = render_edits(edits)
+    key = deps.chunks.put(bodies, CHANGEMODE_CHUNK_KIND) if len(bodies) > 1 else None
+    chosen = min(index or 1, len(bodies))
+    text = bodies[chosen - 1] + changemode_footer(chosen, len(bodies), key)
+    meta: dict[str, object] = {"edits": edits_as_meta(edits)}
+    if key is not None:
+        meta.update(chunked=True, chunkCacheKey=key, chunkIndex=chosen, totalChunks=len(bodies))
+    return Reply(with_notices(notices, text), meta)
+
+
+def _withheld(outcome: RunResult, notices: tuple[str, ...], writes: WriteCheck) -> Reply:
+    """The agent wrote to the tree (or that could not be ruled out): its edits may be half-applied already."""
+    warning = f"{writes.describe()}. Its edits were withheld: they may already be (partly) applied."
+    body = (
+        "changeMode edits withheld. Check `git status` / `git diff` for what the agent changed before applying "
+        "anything.\n\n[Gemini's answer, for reference only]\n" + outcome.text
+    )
+    meta = {"appliedWrites": writes.error is None, "changedFiles": list(writes.changed)}
+    return Reply(with_notices((warning, *notices), body), meta)
+
+
+def _chunk_index(raw: int | str | None) -> int | None:
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(f"chunkIndex must be a whole number, not {raw!r}") from None
+    if value < 1:
+        raise InputError("chunkIndex must be 1 or more")
+    return value
+
+
+TOOL = ToolDef(
+    name="gemini-ask",
+    toolset=None,
+    description=(
+        "Send one prompt to Google Gemini and get the answer back: questions, code review, analysis, edits, "
+        "structured JSON. Reference project files with @path (files, directories like @., globs) to send their "
+        "contents along. Pass conversationId to continue a thread. For a phased implementation blueprint use "
+        "gemini-plan; for idea generation use gemini-brainstorm; for everything else use this."
+    ),
+    input_model=AskInput,
+    handler=ask,
+    read_only=False,
+    destructive=True,
+    prompt_description="Ask Gemini a question or hand it a review, with optional model, effort, mode and schema.",
+    when=When(10, "questions, analysis, reviews and edits; @path sends project files along"),
+)

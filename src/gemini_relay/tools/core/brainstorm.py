@@ -1,0 +1,68 @@
+"""gemini-brainstorm: ideas from a methodology prompt, optionally scored."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from gemini_relay.content.brainstorm import build_brainstorm_prompt
+from gemini_relay.format import gemini_reply
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.inputs import Effort, ToolInput
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, run_prompt
+
+Methodology = Literal["divergent", "convergent", "scamper", "design-thinking", "lateral", "auto"]
+
+
+class BrainstormInput(ToolInput):
+    prompt: str = Field(min_length=1, description="The challenge or question to brainstorm about.")
+    model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
+    methodology: Methodology = Field("auto", description="Brainstorming framework.")
+    domain: str | None = Field(None, description="Domain context, e.g. 'software', 'business', 'education'.")
+    constraints: str | None = Field(None, description="Limits to respect: budget, time, technology.")
+    existing_context: str | None = Field(None, description="What has been tried or is already known.")
+    idea_count: int = Field(12, gt=0, le=100, description="How many ideas to generate.")
+    include_analysis: bool = Field(True, description="Score each idea for feasibility, impact and innovation.")
+    effort: Effort | None = Field(None, description="Reasoning effort: 'low', 'medium' or 'high'.")
+
+
+async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> Reply:
+    prompt = build_brainstorm_prompt(
+        args.prompt,
+        methodology=args.methodology,
+        domain=args.domain,
+        constraints=args.constraints,
+        existing_context=args.existing_context,
+        idea_count=args.idea_count,
+        include_analysis=args.include_analysis,
+    )
+    result = await run_prompt(
+        deps,
+        call,
+        PromptRequest(
+            tool=call.tool,
+            prompt=prompt,
+            model=args.model,
+            effort=args.effort,
+            explicit=frozenset(args.model_fields_set),
+        ),
+    )
+    return Reply(gemini_reply(result.outcome.text, notices=result.notices, prefixed=False))
+
+
+TOOL = ToolDef(
+    name="gemini-brainstorm",
+    toolset=None,
+    description=(
+        "Generate ideas with a chosen methodology (divergent, convergent, SCAMPER, design thinking, lateral, or "
+        "auto), optionally scored for feasibility, impact and innovation."
+    ),
+    input_model=BrainstormInput,
+    handler=brainstorm,
+    read_only=True,
+    prompt_description="Brainstorm ideas on a challenge with Gemini.",
+    when=When(30, "ideas with a methodology"),
+)

@@ -1,0 +1,29 @@
+"""gemini-cancel: stop every queued or running run; each stopped call fails with `<tool> was cancelled by …`."""
+
+from __future__ import annotations
+
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import EmptyInput
+from gemini_relay.tools.common.progress import CallProgress
+
+
+async def cancel(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
+    count = deps.engine.cancel_all("was cancelled by gemini-cancel")
+    return Reply("Nothing was running." if count == 0 else f"Cancelled {count} run(s).")
+
+
+TOOL = ToolDef(
+    name="gemini-cancel",
+    toolset=None,
+    description=(
+        "Stop every Gemini run in flight (queued or running); each stopped call fails with 'was cancelled by "
+        "gemini-cancel'."
+    ),
+    input_model=EmptyInput,
+    handler=cancel,
+    read_only=False,
+    destructive=True,
+    open_world=False,
+    prompt_description="Cancel every running Gemini call.",
+)

@@ -1,0 +1,60 @@
+"""gemini-conversations: the active backend's saved conversations, to continue with gemini-ask's conversationId."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.format import with_notices
+from gemini_relay.tools.common import output_schemas as out
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import ToolInput
+from gemini_relay.tools.common.progress import CallProgress
+
+
+class ConversationsInput(ToolInput):
+    limit: int = Field(20, ge=1, le=100, description="How many recent conversations to list (1–100).")
+
+
+async def conversations(deps: Deps, args: ConversationsInput, call: CallProgress) -> Reply:
+    rows = await deps.registry.conversations().conversation_rows(args.limit)
+    data = {
+        "source": rows.source,
+        "conversations": [
+            {"conversationId": c.id, "lastActive": c.last_active, "cwd": c.cwd, "firstPrompt": c.first_prompt}
+            for c in rows.conversations
+        ],
+        "notices": rows.notices,
+    }
+    if not rows.conversations:
+        return Reply(with_notices(rows.notices, f"No saved {rows.source} conversations were found."), structured=data)
+    return Reply(with_notices(rows.notices, _table(rows.conversations)), structured=data)
+
+
+def _table(found: list[Conversation]) -> str:
+    rows = ["| conversationId | last active | cwd | first prompt |", "|---|---|---|---|"]
+    rows += [f"| {c.id} | {c.last_active} | {_cell(c.cwd)} | {_cell(c.first_prompt)} |" for c in found]
+    rows += ["", "Pass a conversationId to gemini-ask to continue that conversation."]
+    return "\n".join(rows)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ") or "—"
+
+
+TOOL = ToolDef(
+    name="gemini-conversations",
+    toolset=None,
+    description=(
+        "List recent saved conversations (id, last active, working directory, first prompt); pass an id to "
+        "gemini-ask as conversationId to continue it."
+    ),
+    input_model=ConversationsInput,
+    handler=conversations,
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+    prompt_description="List recent Gemini conversations.",
+    output_schema=out.CONVERSATIONS,
+)

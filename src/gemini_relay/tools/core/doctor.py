@@ -1,0 +1,75 @@
+"""gemini-doctor: binaries, versions, auth and agy quota, checked without spending a token."""
+
+from __future__ import annotations
+
+import platform
+
+from gemini_relay import __version__
+from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.tools.common import output_schemas as out
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.inputs import EmptyInput
+from gemini_relay.tools.common.progress import CallProgress
+
+# The CLI backends are always checked (a user switching upstream wants to see both); others when active.
+_ALWAYS_SHOWN = frozenset({BackendName.AGY, BackendName.GEMINI})
+
+
+async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
+    settings = deps.settings
+    active = deps.selection().backend
+    problems: list[str] = []
+    sections: dict[str, list[str]] = {}
+    lines = [
+        f"gemini-relay {__version__} · Python {platform.python_version()} · {platform.system()} {platform.release()}",
+        f"Project root: {settings.project_root}",
+        f"Active backend: {active.value}"
+        + (" (GEMINI_MCP_BACKEND)" if settings.backend is not None else " (automatic)"),
+        f"Timeout: {settings.timeout_seconds / 60:g} min · max concurrent runs: {settings.max_concurrent}",
+    ]
+    for name in deps.registry.entries:
+        if name is active or name in _ALWAYS_SHOWN:
+            section = await deps.registry.diagnoses(name).doctor_section()
+            lines += ["", *section.lines]
+            sections[name.value] = section.lines
+            if name is active:
+                problems += section.problems
+    lines.append("")
+    if problems:
+        lines.append("Verdict: ❌ Action needed")
+        lines += [f"- {p}" for p in problems]
+    else:
+        lines.append("Verdict: ✅ System Ready")
+    data = {
+        "version": __version__,
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
+        "projectRoot": str(settings.project_root),
+        "activeBackend": active.value,
+        "backendChosenBy": "GEMINI_MCP_BACKEND" if settings.backend is not None else "automatic",
+        "timeoutSeconds": settings.timeout_seconds,
+        "maxConcurrent": settings.max_concurrent,
+        "sections": sections,
+        "ready": not problems,
+        "problems": problems,
+    }
+    return Reply("\n".join(lines), structured=data)
+
+
+TOOL = ToolDef(
+    name="gemini-doctor",
+    toolset=None,
+    description=(
+        "Check the setup without spending tokens: binary paths and versions, active backend, authentication, "
+        "Python and OS; ends with 'System Ready' or 'Action needed' and the fix for each problem."
+    ),
+    input_model=EmptyInput,
+    handler=doctor,
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+    prompt_description="Diagnose the gemini-relay setup.",
+    output_schema=out.DOCTOR,
+    when=When(90, "when calls fail on setup (binaries, auth, quota); gemini-models lists model ids"),
+)

@@ -1,0 +1,44 @@
+"""gemini-fetch-chunk, and the shared "serve chunk i of a cached reply" used by gemini-ask's chunk paging."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.content.changemode import CHANGEMODE_CHUNK_KIND, changemode_footer
+from gemini_relay.content.chunking import ChunkCache, chunk_footer
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, ToolInput
+from gemini_relay.tools.common.progress import CallProgress
+
+
+class FetchChunkInput(ToolInput):
+    cache_key: str = Field(pattern=CACHE_KEY_PATTERN, description="The cacheKey a chunked reply reported.")
+    chunk_index: int = Field(ge=1, description="Which chunk to return (1-based).")
+
+
+def cached_chunk(cache: ChunkCache, key: str, index: int) -> str:
+    body, total = cache.get(key, index)
+    if cache.kind(key) == CHANGEMODE_CHUNK_KIND:
+        return body + changemode_footer(index, total, key)
+    return body + chunk_footer(index, total, key)
+
+
+async def fetch_chunk(deps: Deps, args: FetchChunkInput, call: CallProgress) -> Reply:
+    return Reply(cached_chunk(deps.chunks, args.cache_key, args.chunk_index))
+
+
+TOOL = ToolDef(
+    name="gemini-fetch-chunk",
+    toolset=None,
+    description=(
+        "Retrieve one chunk of a chunked reply, by the cacheKey and chunkIndex that reply reported. No model turn; "
+        "chunks live 10 minutes."
+    ),
+    input_model=FetchChunkInput,
+    handler=fetch_chunk,
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+    prompt_description="Fetch the next chunk of a chunked response.",
+)

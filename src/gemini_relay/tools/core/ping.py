@@ -1,0 +1,31 @@
+"""gemini-ping: the server answers, in-process; no token is spent."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import ToolInput
+from gemini_relay.tools.common.progress import CallProgress
+
+
+class PingInput(ToolInput):
+    prompt: str = Field("", description="A message to echo back.")
+
+
+async def ping(deps: Deps, args: PingInput, call: CallProgress) -> Reply:
+    return Reply(args.prompt or "Pong!")
+
+
+TOOL = ToolDef(
+    name="gemini-ping",
+    toolset=None,
+    description="Check the server answers: replies Pong!, or echoes the prompt. Answered in-process.",
+    input_model=PingInput,
+    handler=ping,
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+    prompt_description="Echo test message.",
+)

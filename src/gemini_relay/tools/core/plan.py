@@ -1,0 +1,58 @@
+"""gemini-plan: a phased implementation blueprint from a read-only planning run."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.content.plan import build_plan_prompt
+from gemini_relay.format import gemini_reply
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
+from gemini_relay.tools.common.output_schemas import answer_data
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import PromptRequest, run_prompt
+
+
+class PlanInput(ToolInput):
+    task: str = Field(min_length=1, description="The feature, refactor or architectural goal to plan.")
+    context: str | None = Field(None, description="Extra context or constraints (supports @file syntax).")
+    model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
+    effort: Effort = Field("high", description="Reasoning effort (default 'high').")
+    add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
+    include_usage: bool = Field(True, description="Append token usage (default true).")
+
+
+async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
+    result = await run_prompt(
+        deps,
+        call,
+        PromptRequest(
+            tool=call.tool,
+            prompt=build_plan_prompt(args.task, args.context),
+            model=args.model,
+            effort=args.effort,
+            mode="plan",
+            add_dirs=args.add_dirs,
+            explicit=frozenset(args.model_fields_set),
+        ),
+    )
+    outcome = result.outcome
+    usage = outcome.usage if args.include_usage else None
+    data = answer_data(usage=usage) if usage is not None else None
+    return Reply(gemini_reply(outcome.text, notices=result.notices, usage=usage, prefixed=False), structured=data)
+
+
+TOOL = ToolDef(
+    name="gemini-plan",
+    toolset=None,
+    description=(
+        "Architectural and implementation planner: a structured, phased blueprint with dependencies, risks and "
+        "verification steps, produced in read-only plan mode without modifying code."
+    ),
+    input_model=PlanInput,
+    handler=plan,
+    read_only=True,
+    prompt_description="Create a detailed implementation blueprint for a task in read-only plan mode.",
+    when=When(20, "a phased implementation plan (read-only)"),
+)

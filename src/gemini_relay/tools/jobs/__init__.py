@@ -1,0 +1,1 @@
+"""The `jobs` toolset: one module per tool (its name without `gemini-`), listed in toolset.py."""

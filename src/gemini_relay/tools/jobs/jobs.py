@@ -1,0 +1,53 @@
+"""gemini-jobs: the recent jobs of every server sharing the state dir, newest first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import Field
+
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.tools.common import output_schemas as out
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import ToolInput
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.jobs.manager import as_json, job_manager
+
+PREVIEW_CHARS = 200
+
+
+class JobsInput(ToolInput):
+    limit: int = Field(20, ge=1, le=200, description="How many recent jobs to list.")
+    state: Literal["queued", "starting", "running", "done", "failed", "cancelled"] | None = Field(
+        None, description="Only jobs in this state."
+    )
+
+
+async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
+    listed = []
+    for row in job_manager(deps).jobs(args.state, args.limit):
+        item = {k: v for k, v in row.to_json().items() if k not in ("result", "usage", "notices", "structured_output")}
+        item["created"] = datetime.fromtimestamp(row.created_at, UTC).isoformat(timespec="seconds")
+        if row.text:
+            item["preview"] = row.text[:PREVIEW_CHARS]
+        listed.append(item)
+    data = {"jobs": listed, "count": len(listed)}
+    return Reply(as_json(data), structured=data)
+
+
+TOOL = ToolDef(
+    name="gemini-jobs",
+    toolset=Toolset.JOBS,
+    description=(
+        "Recent jobs of every server sharing the state dir, newest first, including those whose client went away."
+    ),
+    input_model=JobsInput,
+    handler=jobs,
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+    prompt_description="List recent Gemini jobs.",
+    output_schema=out.JOB_LIST,
+)

@@ -1,0 +1,136 @@
+"""gemini-run: start a Gemini run as a durable job and answer at once with its jobId (and the conversationId soon)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from gemini_relay.content.changemode import wrap_changemode
+from gemini_relay.content.inline import inline_references
+from gemini_relay.content.review import length_limit
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.errors import InputError
+from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.tools.common import output_schemas as out
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.inputs import PromptOptions
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.runner import inline_notices, parse_schema
+from gemini_relay.tools.jobs.manager import as_json, job_manager
+
+CONVERSATION_ID_WAIT = 2.0  # agy names the conversation ~1 s after start; the Gemini CLI's is known at once
+
+
+class RunInput(PromptOptions):
+    """gemini-run: the gemini-ask run options, plus job controls. Answers at once with the job id.
+
+    No chunkIndex / chunkCacheKey: a job's result is collected whole with gemini-wait or gemini-status.
+    """
+
+    max_response_length: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
+    )
+
+    idempotency_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Retry-safe key: the same key with the same request returns the existing job instead of a new "
+        "one; the same key with a different request is refused.",
+    )
+    cwd: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="Working directory of this job (realpath-resolved, relative to the project root); `@` references "
+        "are jailed to it. Refused outside GEMINI_RELAY_ALLOWED_ROOTS when that is set. Default: the project root.",
+    )
+    priority: Literal["normal", "optional"] = Field(
+        "normal",
+        description="'optional' yields to quota: refused before starting when the model's agy quota group is low, "
+        "critical or exhausted.",
+    )
+
+
+async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
+    runner = job_manager(deps)
+    selection = deps.selection()
+    if args.priority == "optional" and (low := deps.registry.quota_low_for(selection.backend, args.model)):
+        raise InputError(
+            f"Refused an optional-priority run: {low}. Run it with priority normal, or wait for the reset."
+        )
+    cwd = deps.resolve_cwd(args.cwd, "cwd")
+    schema = parse_schema(args.json_schema)
+    if schema is not None and args.change_mode:  # refused exactly as gemini-ask refuses it
+        raise InputError("changeMode and jsonSchema cannot be combined: changeMode answers are edit blocks, not JSON")
+    prompt = args.prompt
+    ignored: list[str] = []
+    if args.max_response_length is not None:
+        if schema is None:
+            prompt += "\n\n" + length_limit(args.max_response_length)  # as gemini-ask: an instruction
+        else:
+            ignored.append("maxResponseLength does not apply to a jsonSchema answer; it was ignored.")
+    prompt = wrap_changemode(prompt) if args.change_mode else prompt
+    inlined = inline_references(prompt, cwd)
+    spec = RunSpec(
+        tool=call.tool,
+        prompt=inlined.text,
+        cwd=cwd,
+        model=args.model,
+        effort=args.effort,
+        mode=args.mode,
+        json_schema=schema,
+        add_dirs=deps.resolve_dirs(args.add_dirs, cwd),
+        conversation_id=args.conversation_id,
+        # A backend that takes a caller-chosen id (Gemini CLI, API) names a fresh job's conversation at once.
+        session_id=None if args.conversation_id else deps.registry.fresh_conversation_id(selection.backend),
+        agent=args.agent,
+        allow_slash_commands=args.allow_slash_commands,
+        skip_permissions=args.skip_permissions,
+        sandbox=args.sandbox,
+        timeout_seconds=deps.settings.timeout_seconds,
+        explicit=frozenset(args.model_fields_set),
+    )
+    record = await deps.engine.register(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
+    if record.reused_job:
+        status = runner.status(record.run_id)
+        matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}
+        return Reply(as_json(matched), structured=matched)
+    assert deps.background is not None
+    deps.background.start_soon(deps.run_detached, record)
+    status = await runner.wait(
+        record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
+    )
+    reply: dict[str, Any] = {"job_id": record.run_id, "state": status.state.value}
+    if status.conversation_id:
+        reply["conversation_id"] = status.conversation_id
+    notices = [*ignored, *inline_notices(inlined)]
+    if notices:
+        reply["notices"] = notices
+    reply["next"] = f'Collect it with gemini-wait {{"jobId": "{record.run_id}"}} or gemini-status.'
+    return Reply(as_json(reply), structured=reply)
+
+
+TOOL = ToolDef(
+    name="gemini-run",
+    toolset=Toolset.JOBS,
+    description=(
+        "Start a Gemini run as a durable job and answer at once with its jobId (and the conversationId when the "
+        "backend names it within ~2 s). The job survives client timeouts, this server exiting and crashes; collect "
+        "it with gemini-wait or gemini-status. Takes every gemini-ask option plus idempotencyKey and priority."
+    ),
+    input_model=RunInput,
+    handler=run,
+    read_only=False,
+    destructive=True,
+    prompt_description="Start a long Gemini run in the background.",
+    output_schema=out.JOB_STARTED,
+    when=When(80, "long work in the background: it answers at once with a job_id"),
+    answers_at_once=True,
+)

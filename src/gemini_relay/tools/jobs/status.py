@@ -1,0 +1,40 @@
+"""gemini-status: a job's state, and once it has ended its result; never blocks."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.tools.common import output_schemas as out
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import ToolInput
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.jobs.manager import as_json, job_manager
+
+
+class StatusInput(ToolInput):
+    job_id: str = Field(min_length=1, max_length=64, description="The jobId gemini-run returned.")
+
+
+async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
+    data = (await job_manager(deps).collect(args.job_id)).to_json()
+    return Reply(as_json(data), structured=data)
+
+
+TOOL = ToolDef(
+    name="gemini-status",
+    toolset=Toolset.JOBS,
+    description=(
+        "A job's state (queued, starting, running, done, failed, cancelled), elapsed time, and when finished its "
+        "result, error, failure_reason, partial flag, recovery note, retryable, error_id, conversationId, model, "
+        "usage and turns. Never blocks."
+    ),
+    input_model=StatusInput,
+    handler=status,
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+    prompt_description="Check a Gemini job.",
+    output_schema=out.JOB_STATUS,
+)

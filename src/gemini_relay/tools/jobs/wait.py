@@ -1,0 +1,59 @@
+"""gemini-wait: block until a job ends or the wait passes, with progress meanwhile; then what gemini-status says."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.tools.common import output_schemas as out
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.jobs.manager import as_json, job_manager
+from gemini_relay.tools.jobs.status import StatusInput
+
+# gemini-status is registered wherever gemini-wait is (the jobs and the media toolset).
+_COLLECT = (
+    "Collect a job with gemini-wait (blocks up to its cap with progress, call again while it is running) "
+    "or gemini-status (answers at once); gemini-cancel with jobId stops it."
+)
+
+
+class WaitInput(StatusInput):
+    wait: float | None = Field(
+        None, gt=0, description="Seconds to block for the job to finish (default and cap: GEMINI_RELAY_WAIT_CAP, 90)."
+    )
+
+
+async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
+    runner = job_manager(deps)
+    limit = min(args.wait if args.wait is not None else deps.settings.wait_cap_seconds, deps.settings.wait_cap_seconds)
+    runner.status(args.job_id)  # an unknown job is refused at once, not after the wait
+
+    def on_tail(tail: str) -> None:
+        call.output = tail
+
+    await runner.wait(args.job_id, limit, on_tail=on_tail)
+    result = await runner.collect(args.job_id)
+    data = result.to_json()
+    if not result.state.terminal:
+        data["note"] = f"Still {result.state.value} after {limit:g}s; call gemini-wait again."
+    return Reply(as_json(data), structured=data)
+
+
+TOOL = ToolDef(
+    name="gemini-wait",
+    toolset=Toolset.JOBS,
+    description=(
+        "Block until a job finishes or `wait` seconds pass (default and cap 90 s, below common client timeouts), "
+        "sending progress meanwhile; returns the same fields as gemini-status."
+    ),
+    input_model=WaitInput,
+    handler=wait,
+    read_only=True,
+    idempotent=True,
+    open_world=False,
+    prompt_description="Wait for a Gemini job to finish.",
+    output_schema=out.JOB_STATUS,
+    note=_COLLECT,
+)

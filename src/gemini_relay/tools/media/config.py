@@ -1,0 +1,88 @@
+"""The media toolset's settings, read from `Settings.env`: output and input folders, default models, chain window."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES
+from gemini_relay.config import Settings
+from gemini_relay.errors import ConfigError, InputError
+from gemini_relay.tools.common.path_args import check_destination
+
+DEFAULT_MEDIA_DIR = "gemini-media"
+DEFAULT_IMAGE_MODEL = "gemini-3.1-flash-image"
+DEFAULT_VIDEO_MODEL = "veo-3.1-generate-preview"
+DEFAULT_MUSIC_MODEL = "lyria-3-clip-preview"
+DEFAULT_CHAIN_RETRY_MS = 120_000
+
+
+@dataclass(frozen=True)
+class MediaConfig:
+    root: Path  # the project root, realpath
+    out_dir: Path  # GEMINI_RELAY_MEDIA_DIR (the operator's choice, anywhere) or <project>/gemini-media
+    out_dir_chosen: bool
+    input_dir: Path | None  # GEMINI_RELAY_MEDIA_INPUT_DIR: a second folder reference images may come from
+    image_model: str
+    video_model: str
+    music_model: str
+    chain_retry_ms: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MediaConfig:
+        env = settings.env
+        root = Path(os.path.realpath(settings.project_root))
+        chosen = env.get("GEMINI_RELAY_MEDIA_DIR", "").strip()
+        out_dir = Path(os.path.realpath(Path(chosen).expanduser() if chosen else root / DEFAULT_MEDIA_DIR))
+        raw_input = env.get("GEMINI_RELAY_MEDIA_INPUT_DIR", "").strip()
+        raw_chain = env.get("GEMINI_CHAIN_RETRY_MS", "").strip()
+        try:
+            chain = int(raw_chain) if raw_chain else DEFAULT_CHAIN_RETRY_MS
+        except ValueError:
+            raise ConfigError(f"GEMINI_CHAIN_RETRY_MS={raw_chain!r} is not a whole number of milliseconds") from None
+        if chain < 0:
+            raise ConfigError(f"GEMINI_CHAIN_RETRY_MS={raw_chain!r} must be ≥ 0")
+        return cls(
+            root=root,
+            out_dir=out_dir,
+            out_dir_chosen=bool(chosen),
+            input_dir=Path(os.path.realpath(Path(raw_input).expanduser())) if raw_input else None,
+            image_model=env.get("GEMINI_IMAGE_MODEL", "").strip() or DEFAULT_IMAGE_MODEL,
+            video_model=env.get("GEMINI_VIDEO_MODEL", "").strip() or DEFAULT_VIDEO_MODEL,
+            music_model=env.get("GEMINI_MUSIC_MODEL", "").strip() or DEFAULT_MUSIC_MODEL,
+            chain_retry_ms=chain,
+        )
+
+    def output_dir(
+        self, raw: str | None, field: str = "outputDir", shown: str | None = None, room: int = GENERATED_NAME_BYTES
+    ) -> Path:
+        """Where this call writes: `outputDir` (inside the project root or the media folder), else the media folder.
+        `room`: the bytes the names written there take (the relay's generated names by default).
+
+        Raises:
+            InputError: outputDir, or the default folder when not chosen by GEMINI_RELAY_MEDIA_DIR, escapes the root;
+                or a file named there would pass PATH_MAX.
+        """
+        if raw is None or not raw.strip():
+            if not self.out_dir_chosen and not _inside(self.out_dir, self.root):
+                raise InputError(
+                    f"The default media folder {self.out_dir} resolves outside the project root "
+                    f"({self.root}); set GEMINI_RELAY_MEDIA_DIR to choose one on purpose."
+                )
+            return self.out_dir
+        target = Path(os.path.realpath(self.root / Path(raw.strip()).expanduser()))
+        if not (_inside(target, self.root) or _inside(target, self.out_dir)):
+            raise InputError(
+                f"{shown or repr(raw)} resolves outside the project root ({self.root}); nothing was generated",
+                field=field,
+            )
+        check_destination(target, None, field, room=room)
+        return target
+
+    def input_roots(self) -> tuple[Path, ...]:
+        return (self.root,) if self.input_dir is None else (self.input_dir, self.root)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

@@ -1,0 +1,96 @@
+"""gemini-files: the Gemini Files API, in-process: upload a reference once and reuse its files/<id>; list; delete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from gemini_relay.backends.api.auth import resolve_auth
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.errors import InputError
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import PathText, ToolInput
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.media import refs as media_refs
+from gemini_relay.tools.media.config import MediaConfig
+from gemini_relay.tools.media.inputs import Url
+
+
+class FilesInput(ToolInput):
+    action: Literal["upload", "list", "delete"] = Field(description="upload a file, list uploads, or delete one.")
+    path: PathText | None = Field(None, description="upload: a local file inside the project root or input folder.")
+    url: Url | None = Field(None, description="upload: a public https image URL the server fetches.")
+    data_base64: str | None = Field(None, description="upload: base64 bytes (last resort).")
+    name: str | None = Field(None, max_length=128, description="delete: the files/<id> to delete.")
+    confirm: bool = Field(False, description="delete: must be true; deleting cannot be undone.")
+    limit: int = Field(50, ge=1, le=500, description="list: at most this many files.")
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
+    from gemini_relay.backends.api.media import files as api_files  # noqa: PLC0415 - loads the SDK
+
+    auth = resolve_auth(deps.settings.env)
+    if args.action == "list":
+        found = await api_files.list_files(auth, args.limit)
+        rows = [
+            {
+                "name": f.name,
+                "uri": f.uri,
+                "mime_type": f.mime_type,
+                "size_bytes": f.size_bytes,
+                "expires": f.expires,
+                "display_name": f.display_name,
+            }
+            for f in found
+        ]
+        return Reply(_json({"files": rows, "count": len(rows)}))
+    if args.action == "delete":
+        if not args.name:
+            raise InputError("delete needs the files/<id> to delete", field="name")
+        if not args.confirm:
+            raise InputError(f"deleting {args.name} cannot be undone: pass confirm: true to delete it", field="confirm")
+        name = media_refs.file_uri_ref(args.name, "name").value
+        await api_files.delete(auth, name if name.startswith("files/") else "files/" + name.split("/files/", 1)[1])
+        return Reply(f"Deleted {args.name}.")
+    sources = [s for s in (args.path, args.url, args.data_base64) if s]
+    if len(sources) != 1:
+        raise InputError("upload takes exactly one of path, url or dataBase64", field="action")
+    config = MediaConfig.from_settings(deps.settings)
+    if args.path:
+        ref = media_refs.local_ref(args.path, config, "path")
+    elif args.url:
+        ref = await media_refs.url_ref(args.url, deps.settings.state_dir)
+    else:
+        ref = media_refs.base64_ref(args.data_base64 or "", deps.settings.state_dir, "dataBase64")
+    uploaded = await api_files.upload(auth, Path(ref.value), ref.mime_type or "application/octet-stream")
+    data = {
+        "file_uri": uploaded.name,
+        "uri": uploaded.uri,
+        "mime_type": uploaded.mime_type,
+        "size_bytes": uploaded.size_bytes,
+        "expires": uploaded.expires,
+    }
+    return Reply(_json({**data, "next": f'Pass it as imagesFileUris: ["{uploaded.name}"] (kept ~48 h).'}), data)
+
+
+TOOL = ToolDef(
+    name="gemini-files",
+    toolset=Toolset.MEDIA,
+    description=(
+        "The Gemini Files API: upload a reference once (from path, url or dataBase64) and get a reusable files/<id> "
+        "(kept ~48 h); list uploads; delete one (confirm: true required)."
+    ),
+    input_model=FilesInput,
+    handler=files,
+    read_only=False,
+    destructive=True,
+    prompt_description="Upload, list or delete Gemini Files API uploads.",
+)

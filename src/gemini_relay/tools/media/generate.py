@@ -1,0 +1,75 @@
+"""What the media toolset's generation tools share: the API key check, the job controls, the reference images, the
+RunSpec of a generation and the image job. Every generation is a job on the api backend (durable.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gemini_relay.backends.api.auth import resolve_auth
+from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
+from gemini_relay.errors import BackendUnavailable
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.media import refs as media_refs
+from gemini_relay.tools.media.config import MediaConfig
+from gemini_relay.tools.media.durable import Controls, run_media
+from gemini_relay.tools.media.inputs import ImageOptions, JobControlsInput, ReferencesInput
+
+# The end of every generation tool's description.
+AS_A_JOB = (
+    " Runs as a durable job: async answers with a jobId, maxWaitMs hands one back after a budget, idempotencyKey "
+    "returns the recorded result instead of billing again. Answers with the absolute path, a file:/// link and a "
+    "resource_link."
+)
+
+
+def has_api_key(deps: Deps) -> bool:
+    try:
+        resolve_auth(deps.settings.env)
+    except BackendUnavailable:
+        return False
+    return True
+
+
+def controls(args: JobControlsInput, inline: bool = False) -> Controls:
+    return Controls(args.async_, args.max_wait_ms, args.idempotency_key, inline)
+
+
+async def references(deps: Deps, config: MediaConfig, args: ReferencesInput) -> tuple[MediaRef, ...]:
+    return await media_refs.gather(
+        config,
+        deps.settings.state_dir,
+        paths=args.images,
+        file_uris=args.images_file_uris,
+        urls=args.images_url,
+        base64_images=args.images_base64,
+    )
+
+
+def media_spec(deps: Deps, call: CallProgress, prompt: str, media: MediaRequest) -> RunSpec:
+    if not has_api_key(deps):
+        resolve_auth(deps.settings.env)  # raises BackendUnavailable with the fix
+    return RunSpec(
+        tool=call.tool,
+        prompt=prompt,
+        cwd=deps.settings.project_root,
+        model=media.model,
+        timeout_seconds=deps.settings.timeout_seconds,
+        media=media,
+    )
+
+
+async def image_job(deps: Deps, call: CallProgress, args: ImageOptions, kind: str, prompt: str, **fields: Any) -> Reply:
+    config = MediaConfig.from_settings(deps.settings)
+    media = MediaRequest(
+        kind=kind,
+        out_dir=str(config.output_dir(args.output_dir)),
+        model=args.model or config.image_model,
+        references=await references(deps, config, args),
+        aspect_ratio=args.aspect_ratio,
+        image_size=args.image_size,
+        file_stem=args.filename,
+        chain_retry_ms=config.chain_retry_ms,
+        **fields,
+    )
+    return await run_media(deps, call, media_spec(deps, call, prompt, media), controls(args, args.inline))

@@ -1,0 +1,37 @@
+"""gemini-image-edit: edit an image or compose several with a text instruction (or generate without references)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.media.generate import AS_A_JOB, image_job
+from gemini_relay.tools.media.inputs import ImageOptions
+
+
+class ImageEditInput(ImageOptions):
+    prompt: str = Field(min_length=1, description="The edit or composition instruction.")
+    count: int = Field(1, ge=1, le=4, description="How many variants to generate (each one is billed).")
+
+
+async def image_edit(deps: Deps, args: ImageEditInput, call: CallProgress) -> Reply:
+    has_refs = any((args.images, args.images_file_uris, args.images_url, args.images_base64))
+    return await image_job(deps, call, args, "edit" if has_refs else "image", args.prompt, count=args.count)
+
+
+TOOL = ToolDef(
+    name="gemini-image-edit",
+    toolset=Toolset.MEDIA,
+    description=(
+        "Edit an image or compose several with a text instruction (Gemini API image models); without reference "
+        "images it generates from the prompt. References: images (local paths), imagesFileUris, imagesUrl, and "
+        "imagesBase64 last. For a series of edits use gemini-image-interact." + AS_A_JOB
+    ),
+    input_model=ImageEditInput,
+    handler=image_edit,
+    read_only=False,
+    prompt_description="Edit or compose images with Gemini.",
+)

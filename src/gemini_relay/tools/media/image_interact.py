@@ -1,0 +1,80 @@
+"""gemini-image-interact: iterative image refinement through the Interactions API, chained turn by turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from gemini_relay.backends.api.media.output import sidecars
+from gemini_relay.core.spec import MediaRequest
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.errors import InputError
+from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.media.config import MediaConfig
+from gemini_relay.tools.media.durable import run_media
+from gemini_relay.tools.media.generate import AS_A_JOB, controls, media_spec, references
+from gemini_relay.tools.media.inputs import ImageOptions
+
+# The newest interaction per output folder in this process; after a restart the newest sidecar stands in for it.
+_LAST_INTERACTION: dict[str, str] = {}
+
+
+class ImageInteractInput(ImageOptions):
+    input: str = Field(min_length=1, description="This turn's instruction.")
+    previous_interaction_id: str | None = Field(
+        None, min_length=1, max_length=128, description="Chain on an earlier turn (its interaction_id)."
+    )
+    continue_last: bool = Field(
+        False, description="Chain on the newest turn (its sidecar in the output folder, so this survives restarts)."
+    )
+
+
+async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgress) -> Reply:
+    config = MediaConfig.from_settings(deps.settings)
+    previous = args.previous_interaction_id
+    extra: dict[str, Any] = {}
+    out_dir = config.output_dir(args.output_dir)
+    if previous is None and args.continue_last:
+        previous = _LAST_INTERACTION.get(str(out_dir))
+        if previous is None:
+            found = sidecars(out_dir)
+            if not found:
+                raise InputError(
+                    "no earlier turn to continue: no interaction sidecar in the output folder", field="continueLast"
+                )
+            previous = str(found[0][1]["interaction_id"])
+            extra = {"continued_from_sidecar": True, "previous_interaction_id": previous}
+    media = MediaRequest(
+        kind="interact",
+        out_dir=str(out_dir),
+        model=args.model or config.image_model,
+        references=await references(deps, config, args),
+        aspect_ratio=args.aspect_ratio,
+        image_size=args.image_size,
+        file_stem=args.filename,
+        previous_interaction_id=previous,
+        chain_retry_ms=config.chain_retry_ms,
+    )
+    reply = await run_media(deps, call, media_spec(deps, call, args.input, media), controls(args, args.inline), extra)
+    made = (reply.meta or {}).get("interaction_id")
+    if isinstance(made, str):
+        _LAST_INTERACTION[str(out_dir)] = made
+    return reply
+
+
+TOOL = ToolDef(
+    name="gemini-image-interact",
+    toolset=Toolset.MEDIA,
+    description=(
+        "Iterative image refinement through the Interactions API: chain a turn with previousInteractionId or "
+        "continueLast (resumed from the newest <image>.json sidecar, even after a restart). A chained 404 is "
+        "waited out (GEMINI_CHAIN_RETRY_MS), then re-anchored on that turn's image." + AS_A_JOB
+    ),
+    input_model=ImageInteractInput,
+    handler=image_interact,
+    read_only=False,
+    prompt_description="Refine an image over several turns with Gemini.",
+)

@@ -1,0 +1,68 @@
+"""What the media toolset's input models share: the job controls, the reference images and the image options
+(camelCase on the wire, like every tool; see common/inputs.ToolInput)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText, ToolInput
+
+Url = str
+
+
+class JobControlsInput(ToolInput):
+    async_: bool = Field(
+        False,
+        alias="async",
+        description="Answer at once with a jobId instead of the result; collect it with gemini-status (jobs "
+        "toolset). The generation runs on even if this server exits.",
+    )
+    max_wait_ms: int | None = Field(
+        None,
+        ge=0,
+        le=3_600_000,
+        description="Wait at most this long, then hand back the jobId (fast results stay in-band).",
+    )
+    idempotency_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="A retry with the same key returns the recorded result (reused: true) instead of billing again.",
+    )
+    output_dir: PathText | None = Field(
+        None, description="Folder for the files, inside the project root. Default: GEMINI_RELAY_MEDIA_DIR."
+    )
+    filename: str | None = Field(
+        None, min_length=1, max_length=80, description="A word or two the file names start with (default: the prompt)."
+    )
+
+
+class ReferencesInput(JobControlsInput):
+    images: list[PathText] | None = Field(
+        None,
+        max_length=14,
+        description="Local reference images: paths inside the project root or GEMINI_RELAY_MEDIA_INPUT_DIR. No "
+        "context cost; a file referenced again is uploaded to the Files API once.",
+    )
+    images_file_uris: list[str] | None = Field(
+        None, max_length=14, description="Files API references (files/<id>) from gemini-files. No context cost."
+    )
+    images_url: list[Url] | None = Field(
+        None,
+        max_length=14,
+        description="Public https image URLs, fetched by the server (private addresses refused, 15 MB cap). No "
+        "context cost.",
+    )
+    images_base64: list[str] | None = Field(
+        None,
+        max_length=4,
+        description="Last resort: base64 images through the tool call (~14k tokens each, corrupted by truncated "
+        "reads). Prefer images, imagesFileUris or imagesUrl.",
+    )
+
+
+class ImageOptions(ReferencesInput):
+    model: str | None = Field(None, description="Image model id (default GEMINI_IMAGE_MODEL, gemini-3.1-flash-image).")
+    aspect_ratio: AspectRatio | None = Field(None, description="Aspect ratio of the image.")
+    image_size: ImageSize | None = Field(None, description="Resolution: '512' (Flash only), '1K', '2K' or '4K'.")
+    inline: bool = Field(False, description="Also return the image bytes inline (costs context; the link is free).")

@@ -1,0 +1,100 @@
+"""Reference images for a generation, resolved before the job exists, cheapest for the caller's context first.
+
+Local paths are realpath-jailed to the project root or GEMINI_RELAY_MEDIA_INPUT_DIR (a bare name is looked up in
+the input folder first); `files/…` uris pass through; https URLs are fetched by the server under the SSRF rules of
+content/fetch_image.py; base64 is the last resort. Fetched and base64 images are staged as files in the state dir,
+so a job's spec stays small and the backend treats every local reference the same way (inline, or uploaded once).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import mimetypes
+import os
+import re
+from pathlib import Path
+
+from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES, fetch_image
+from gemini_relay.core.files import read_trusted, write_file
+from gemini_relay.core.spec import MediaRef
+from gemini_relay.errors import InputError
+from gemini_relay.tools.media.config import MediaConfig
+
+FILE_URI = re.compile(r"^(?:https://[^\s]+/)?files/[a-z0-9-]{1,64}$")
+STAGING = "media-inputs"
+_MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"RIFF", "image/webp"), (b"GIF8", "image/gif"))
+
+
+def local_ref(raw: str, config: MediaConfig, field: str) -> MediaRef:
+    if "\x00" in raw or len(raw) > 4096:
+        raise InputError("must be a file path (no NUL bytes, at most 4096 characters)", field=field)
+    candidates = [Path(os.path.realpath(base / Path(raw).expanduser())) for base in config.input_roots()]
+    for path in candidates:
+        if not any(path == r or r in path.parents for r in config.input_roots()):
+            continue
+        if path.is_file():
+            return MediaRef("path", str(path), mimetypes.guess_type(path.name)[0])
+    outside = all(not any(r in p.parents for r in config.input_roots()) for p in candidates)
+    where = " or ".join(str(r) for r in config.input_roots())
+    if outside:
+        raise InputError(f"{raw!r} resolves outside {where}", field=field)
+    raise InputError(f"{raw!r} is not a file under {where}", field=field)
+
+
+def file_uri_ref(raw: str, field: str) -> MediaRef:
+    value = raw.strip()
+    if not FILE_URI.fullmatch(value):
+        raise InputError(f"{raw!r} is not a Files API uri (files/<id>)", field=field)
+    return MediaRef("file_uri", value)
+
+
+def _stage(state_dir: Path, data: bytes, mime: str) -> MediaRef:
+    ext = mimetypes.guess_extension(mime) or ".img"
+    path = (
+        state_dir / STAGING / f"{hashlib.sha256(data).hexdigest()[:32]}{ext}"
+    )  # same bytes, same file: the upload cache hits
+    if read_trusted(path, what="the staged reference image") != data:  # absent, or not ours alone: staged anew
+        write_file(path, data, private=True)
+    return MediaRef("path", str(path), mime)
+
+
+async def url_ref(url: str, state_dir: Path) -> MediaRef:
+    fetched = await fetch_image(url)
+    return _stage(state_dir, fetched.data, fetched.mime_type)
+
+
+def base64_ref(raw: str, state_dir: Path, field: str) -> MediaRef:
+    text = raw.strip()
+    if text.startswith("data:") and "," in text:
+        text = text.split(",", 1)[1]
+    try:
+        data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError("is not valid base64 (a truncated read is the usual cause)", field=field) from None
+    if len(data) > MAX_IMAGE_BYTES:
+        raise InputError(f"decodes to more than {MAX_IMAGE_BYTES} bytes", field=field)
+    mime = next((m for magic, m in _MAGIC if data.startswith(magic)), None)
+    if mime is None:
+        raise InputError("does not decode to a PNG, JPEG, WebP or GIF image", field=field)
+    return _stage(state_dir, data, mime)
+
+
+async def gather(
+    config: MediaConfig,
+    state_dir: Path,
+    *,
+    paths: list[str] | None,
+    file_uris: list[str] | None,
+    urls: list[str] | None,
+    base64_images: list[str] | None,
+    prefix: str = "images",
+) -> tuple[MediaRef, ...]:
+    """Every reference in the order of their context cost (none first, base64 last); InputError names the field."""
+    refs = [local_ref(p, config, prefix) for p in paths or []]
+    refs += [file_uri_ref(u, f"{prefix}FileUris") for u in file_uris or []]
+    for url in urls or []:
+        refs.append(await url_ref(url, state_dir))
+    refs += [base64_ref(b, state_dir, f"{prefix}Base64") for b in base64_images or []]
+    return tuple(refs)

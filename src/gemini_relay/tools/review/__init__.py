@@ -1,0 +1,1 @@
+"""The `review` toolset: one module per tool (its name without `gemini-`), listed in toolset.py."""
