@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from gemini_relay.backends.agy_image import SavedImage
-from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.backends.agy.image import SavedImage
+from gemini_relay.backends.gemini_cli.sessions import Conversation
 from gemini_relay.streams.transcript import Transcript
 
 

@@ -13,8 +13,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from gemini_relay.backends.agy import AgyBackend
-from gemini_relay.backends.agy_warm import WarmAgyBackend
+from gemini_relay.backends.agy.backend import AgyBackend
+from gemini_relay.backends.agy.warm import WarmAgyBackend
 from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.base import Backend
 from gemini_relay.backends.capabilities import (
@@ -28,8 +28,8 @@ from gemini_relay.backends.capabilities import (
     Traits,
     WarmsUp,
 )
-from gemini_relay.backends.gemini import GeminiBackend
-from gemini_relay.backends.gemini_cli import GeminiCliBackend
+from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
+from gemini_relay.backends.gemini_cli.warm import GeminiBackend
 from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from gemini_relay.backends.agy_image import IMAGE_SUFFIXES, image_prompt
+from gemini_relay.backends.agy.image import IMAGE_SUFFIXES, image_prompt
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices

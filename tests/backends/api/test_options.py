@@ -7,7 +7,7 @@ import pytest
 from gemini_relay.backends.api import resolve_model
 from gemini_relay.backends.api.common import DEFAULT_MODEL
 from gemini_relay.backends.api.options import thinking_config
-from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
+from gemini_relay.backends.gemini_cli.args import MODEL_ALIASES
 from gemini_relay.errors import InputError
 
 

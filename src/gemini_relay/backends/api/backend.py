@@ -24,8 +24,8 @@ from gemini_relay.backends.api.conversations import (
 )
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
-from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.backends.gemini_cli.args import MODEL_ALIASES
+from gemini_relay.backends.gemini_cli.sessions import Conversation
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, StreamNotice, TextDelta
 from gemini_relay.core.spec import RunSpec
@@ -34,7 +34,7 @@ from gemini_relay.errors import BackendUnavailable
 from gemini_relay.log import logger
 
 if TYPE_CHECKING:
-    from gemini_relay.backends.agy_models import Catalog
+    from gemini_relay.backends.agy.models import Catalog
     from gemini_relay.backends.api.options import Request
 
 HELP_TEXT = "\n".join(

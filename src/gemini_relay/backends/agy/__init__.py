@@ -1,0 +1,1 @@
+"""The agy (Antigravity CLI) backend."""
