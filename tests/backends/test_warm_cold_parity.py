@@ -232,8 +232,8 @@ _NO_REASON_OVER_ACP = (
     "the answer was empty or blocked; cold's stream-json names the reason"
 )
 _PIPE_CUT = (
-    "piped, the cold CLI drops its stdout past 64 KiB at exit (backends/gemini_cli/decoder.py PIPE_CUT_BYTES); ACP frames "
-    "every update, so warm gets the whole answer"
+    "piped, the cold CLI drops its stdout past 64 KiB at exit (backends/gemini_cli/decoder.py PIPE_CUT_BYTES); "
+    "ACP frames every update, so warm gets the whole answer"
 )
 # Fields a difference reaches or not by timing: not compared, and why.
 UNCOMPARED: dict[str, dict[str, str]] = {

@@ -21,6 +21,7 @@ from gemini_relay.backends.capabilities import (
     Diagnoses,
     ListsConversations,
     ListsModels,
+    MakesMedia,
     NamesConversationsUpFront,
     ReportsQuota,
     SavesImages,
@@ -165,6 +166,13 @@ class BackendRegistry:
         """The active backend, when its agent makes image files itself (agy); None otherwise."""
         backend = self.backends[self.select().backend]
         return backend if isinstance(backend, SavesImages) else None
+
+    def media(self) -> MakesMedia:
+        """The backend that generates images, video and music: media jobs go to it whichever backend is active."""
+        for backend in self.backends.values():
+            if isinstance(backend, MakesMedia):
+                return backend
+        raise BackendUnavailable("No backend of this server generates media.")
 
     def default_model(self, name: BackendName) -> str | None:
         backend = self.backends[name]

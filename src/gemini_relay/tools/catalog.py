@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gemini_relay.backends.gemini_cli.sessions import Conversation
+from gemini_relay.backends.capabilities import Conversation
 from gemini_relay.format import with_notices
 from gemini_relay.tools.context import Deps, Reply
 from gemini_relay.tools.progress import CallProgress

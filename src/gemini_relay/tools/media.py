@@ -9,8 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.api.auth import resolve_auth
-from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES, sidecars
+from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES, IMAGE_SUFFIXES
 from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.tools import media_refs
@@ -31,7 +30,6 @@ from gemini_relay.tools.path_args import check_destination
 from gemini_relay.tools.progress import CallProgress
 from gemini_relay.tools.schemas import ImageInput
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 # The newest interaction per output folder in this process; after a restart the newest sidecar stands in for it.
 _LAST_INTERACTION: dict[str, str] = {}
 MEDIA_MODELS = (
@@ -45,9 +43,10 @@ MEDIA_MODELS = (
 )
 
 
-def has_api_key(deps: Deps) -> bool:
+def media_ready(deps: Deps) -> bool:
+    """Whether a backend can generate media now (the Gemini API with a key)."""
     try:
-        resolve_auth(deps.settings.env)
+        deps.registry.media().media_ready()
     except BackendUnavailable:
         return False
     return True
@@ -69,8 +68,7 @@ async def _refs(deps: Deps, config: MediaConfig, args: ReferencesInput) -> tuple
 
 
 def _spec(deps: Deps, call: CallProgress, prompt: str, media: MediaRequest) -> RunSpec:
-    if not has_api_key(deps):
-        resolve_auth(deps.settings.env)  # raises BackendUnavailable with the fix
+    deps.registry.media().media_ready()  # raises BackendUnavailable with the fix
     return RunSpec(
         tool=call.tool,
         prompt=prompt,
@@ -143,12 +141,11 @@ async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgres
     if previous is None and args.continue_last:
         previous = _LAST_INTERACTION.get(str(out_dir))
         if previous is None:
-            found = sidecars(out_dir)
-            if not found:
+            previous = deps.registry.media().latest_interaction(out_dir)
+            if previous is None:
                 raise InputError(
                     "no earlier turn to continue: no interaction sidecar in the output folder", field="continueLast"
                 )
-            previous = str(found[0][1]["interaction_id"])
             extra = {"continued_from_sidecar": True, "previous_interaction_id": previous}
     media = MediaRequest(
         kind="interact",

@@ -20,6 +20,7 @@ from gemini_relay.backends.agy.image import (
     resolve_output_path,
     save_generated_image,
 )
+from gemini_relay.backends.capabilities import ImageRequest
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import InputError, RunFailed
@@ -196,9 +197,7 @@ async def generate(world: AgyWorld, ratio: str, size: str, output: str | None) -
     with anyio.fail_after(20):
         record = engine.new_record(RunSpec(tool="gemini-image", prompt=prompt, cwd=world.project), BackendName.AGY)
         await engine.execute(record)
-        saved = await backend.save_image(
-            record, since=since, output_path=output, default_dir=world.base / "out", aspect_ratio=ratio, size=size
-        )
+        saved = await backend.save_image(record, ImageRequest(output, world.base / "out", ratio, size), since=since)
     assert saved.source.parent == (world.state_dir / "brain" / str(record.session_id)).resolve()
     return saved.path, saved.notices
 

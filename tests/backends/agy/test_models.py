@@ -10,12 +10,12 @@ import pytest
 from gemini_relay.backends.agy.models import (
     FALLBACK_MODELS,
     EnvelopeError,
-    ModelInfo,
     fetch_agents,
     fetch_models,
     parse_agents,
     parse_models,
 )
+from gemini_relay.backends.models import ModelInfo
 from gemini_relay.errors import BackendUnavailable
 from tests.backends.agy.conftest import AgyWorld
 from tests.fakes.fake_agy import MODELS

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.backends.gemini_cli.args import (
-    MODEL_ALIASES,
     Invocation,
     build_invocation,
     resolve_model,
     with_schema_instruction,
 )
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.backends.probe import parse_flags
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError
@@ -90,14 +90,14 @@ def test_a_model_id_is_passed_with_m() -> None:
     assert option(build(replace(SPEC, model="gemini-2.5-pro")).argv, "-m") == ["gemini-2.5-pro"]
 
 
-@pytest.mark.parametrize(("alias", "model"), sorted(MODEL_ALIASES.items()))
+@pytest.mark.parametrize(("alias", "model"), sorted(GEMINI_ALIASES.items()))
 def test_aliases_become_gemini_cli_model_ids(alias: str, model: str) -> None:
     assert option(build(replace(SPEC, model=alias)).argv, "-m") == [model]
     assert resolve_model(alias.upper(), None) == model
 
 
 def test_the_alias_table_maps_pro_flash_and_flash_lite() -> None:
-    assert MODEL_ALIASES == {
+    assert GEMINI_ALIASES == {
         "pro": "gemini-3.1-pro-preview",
         "flash": "gemini-3.8-flash",
         "flash-lite": "gemini-3.5-flash-lite",

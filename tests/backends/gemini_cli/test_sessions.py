@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.gemini_cli.sessions import FIRST_PROMPT_CHARS, Conversation, list_conversations
+from gemini_relay.backends.capabilities import Conversation
+from gemini_relay.backends.gemini_cli.sessions import FIRST_PROMPT_CHARS, list_conversations
 
 SESSION_CONTEXT = "<session_context>\nWorkspace directories:\n  /work/proj\n</session_context>"
 

@@ -26,15 +26,16 @@ from gemini_relay.backends.agy.args import (
 )
 from gemini_relay.backends.agy.decoder import AgyDecoder
 from gemini_relay.backends.agy.errors import classify_exit, is_partial, run_notices
-from gemini_relay.backends.agy.image import SavedImage, save_generated_image
-from gemini_relay.backends.agy.models import FALLBACK_MODELS, Catalog, fetch_agents, fetch_models
+from gemini_relay.backends.agy.image import SAVED_NAME_BYTES, image_prompt, save_generated_image
+from gemini_relay.backends.agy.models import FALLBACK_MODELS, fetch_agents, fetch_models
 from gemini_relay.backends.agy.sessions import ConversationListing, agy_state_dir, list_conversations
 from gemini_relay.backends.agy.usage import QuotaLevel, UsageProbe, UsageReading, group_for_model
 from gemini_relay.backends.agy.version import AgyVersion, require_floor
-from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ImageRequest, ModelListing, SavedImage
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
+from gemini_relay.backends.models import Catalog
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, run_probe
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
@@ -224,16 +225,14 @@ class AgyBackend:
         state = self.state_dir()
         return await anyio.to_thread.run_sync(lambda: list_conversations(state, limit, cwd=cwd))
 
-    async def save_image(
-        self,
-        record: Transcript,
-        *,
-        since: float,
-        output_path: str | None,
-        default_dir: Path,
-        aspect_ratio: str,
-        size: str | None,
-    ) -> SavedImage:
+    @property
+    def saved_name_bytes(self) -> int:
+        return SAVED_NAME_BYTES
+
+    def image_prompt(self, prompt: str, aspect_ratio: str, size: str | None) -> str:
+        return image_prompt(prompt, aspect_ratio, size)
+
+    async def save_image(self, record: Transcript, request: ImageRequest, *, since: float) -> SavedImage:
         """After a gemini-image run: copy the image agy left in the run's conversation folder (see image.py)."""
         state = self.state_dir()
         return await anyio.to_thread.run_sync(
@@ -243,10 +242,10 @@ class AgyBackend:
                 since=since,
                 response_text=record.text,
                 project_root=self._settings.project_root,
-                output_path=output_path,
-                default_dir=default_dir,
-                aspect_ratio=aspect_ratio,
-                size=size,
+                output_path=request.output_path,
+                default_dir=request.default_dir,
+                aspect_ratio=request.aspect_ratio,
+                size=request.size,
             )
         )
 

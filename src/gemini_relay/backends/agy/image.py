@@ -11,28 +11,20 @@ import math
 import os
 import re
 import struct
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from gemini_relay.backends.capabilities import IMAGE_SUFFIXES, SavedImage
 from gemini_relay.core.files import write_file
 from gemini_relay.errors import InputError, RunFailed
 
 ASPECT_RATIOS = ("1:1", "16:9", "9:16", "4:3", "3:4", "3:2", "2:3", "5:4", "4:5", "21:9", "4:1", "1:4", "8:1", "1:8")
 SIZES = {"512": 512, "1K": 1024, "2K": 2048, "4K": 4096}
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+SAVED_NAME_BYTES = 96  # `agy-<id>-<agy's file name>`: agy names its files `generated_image_<n>.png` and the like
 RATIO_TOLERANCE = 0.04  # image models round each side to a multiple of 8-64 px
 SIZE_TOLERANCE = 0.25  # sizes are pixel-count classes (1K at 16:9 is 1344x768), not exact sides
 MTIME_SLACK = 2.0  # coarse filesystem timestamps: a file written at the run's start may look slightly older
 _PATH_IN_TEXT = re.compile(r"(?:file://)?(/[^\s\"'`<>()\[\]]+\.(?:png|jpe?g|webp))", re.IGNORECASE)
 _SUFFIXES = {"png": (".png",), "jpeg": (".jpg", ".jpeg"), "webp": (".webp",)}
-
-
-@dataclass(frozen=True)
-class SavedImage:
-    path: Path  # where the caller finds it (the copy)
-    source: Path  # agy's own file in the brain folder
-    dimensions: tuple[int, int] | None
-    notices: list[str] = field(default_factory=list[str])
 
 
 def image_prompt(prompt: str, aspect_ratio: str, size: str | None) -> str:

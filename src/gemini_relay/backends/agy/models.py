@@ -14,17 +14,12 @@ from typing import Any
 
 import anyio
 
+from gemini_relay.backends.models import Catalog, ModelInfo
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.supervise.process import ProcessSpec, SpawnError, run_process
 
 CATALOG_TIMEOUT = 30.0  # agy asks its backend for the catalog; agy-mcp allows 30 s
 CATALOG_GRACE = 1.0  # an informational command has nothing to flush on SIGTERM
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    id: str
-    label: str
 
 
 # Shown (with a notice) when `agy models` cannot answer. Ids from agy.md §1.5 and V-Songbird/gemini-relay's own
@@ -47,17 +42,6 @@ FALLBACK_NOTICE = "agy could not list its models ({why}); this is gemini-relay's
 
 class EnvelopeError(ValueError):
     """An agy JSON envelope is missing, malformed, or reports a failure (a parse result; never leaves the backend)."""
-
-
-@dataclass(frozen=True)
-class Catalog:
-    models: tuple[ModelInfo, ...]
-    live: bool  # False: the built-in fallback, with `notice` saying why
-    notice: str | None = None
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return tuple(m.id for m in self.models)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import Any
 
-from gemini_relay.backends.gemini_cli.sessions import Conversation
+from gemini_relay.backends.capabilities import Conversation
 
 FIRST_PROMPT_CHARS = 80
 TORN_READ_ATTEMPTS = 3

@@ -6,9 +6,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from gemini_relay.backends.agy.args import MODEL_ALIASES as AGY_ALIASES
-from gemini_relay.backends.agy.models import FALLBACK_MODELS, FALLBACK_NOTICE, Catalog
+from gemini_relay.backends.agy.models import FALLBACK_MODELS, FALLBACK_NOTICE
 from gemini_relay.backends.agy.usage import QuotaLevel
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.models import Catalog
 from gemini_relay.errors import BackendUnavailable
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
@@ -22,10 +23,10 @@ from gemini_relay.backends.api.conversations import (
     now_iso,
     validate_conversation_id,
 )
-from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.api.media.output import latest_interaction
+from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing, StoredFile
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.gemini_cli.args import MODEL_ALIASES
-from gemini_relay.backends.gemini_cli.sessions import Conversation
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, StreamNotice, TextDelta
 from gemini_relay.core.spec import RunSpec
@@ -34,8 +35,8 @@ from gemini_relay.errors import BackendUnavailable
 from gemini_relay.log import logger
 
 if TYPE_CHECKING:
-    from gemini_relay.backends.agy.models import Catalog
     from gemini_relay.backends.api.options import Request
+    from gemini_relay.backends.models import Catalog
 
 HELP_TEXT = "\n".join(
     [
@@ -44,7 +45,7 @@ HELP_TEXT = "\n".join(
         "GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION. GOOGLE_GEMINI_BASE_URL "
         "points it at another endpoint.",
         "- model: an id from gemini-models, or "
-        + ", ".join(f"{a} ({t})" for a, t in MODEL_ALIASES.items())
+        + ", ".join(f"{a} ({t})" for a, t in GEMINI_ALIASES.items())
         + f"; default GEMINI_DEFAULT_MODEL, else {DEFAULT_MODEL}.",
         "- effort low/medium/high: the thinking level (Gemini 3) or thinking budget (Gemini 2.5).",
         "- mode plan: the model is told to answer with a plan only. The API has no tools: it never reads or edits "
@@ -115,7 +116,7 @@ class ApiBackend:
             "",
             *(f"- {m.id} — {m.label}" if m.label and m.label != m.id else f"- {m.id}" for m in catalog.models),
             "",
-            "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in MODEL_ALIASES.items()),
+            "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in GEMINI_ALIASES.items()),
             f"Default: {default}",
         ]
         return ModelListing(lines, [catalog.notice] if catalog.notice and not catalog.live else [])
@@ -130,6 +131,27 @@ class ApiBackend:
 
     async def help_text(self) -> str:
         return self.help()
+
+    def media_ready(self) -> None:
+        self.auth()
+
+    def latest_interaction(self, folder: Path) -> str | None:
+        return latest_interaction(folder)
+
+    async def list_files(self, limit: int) -> list[StoredFile]:
+        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+
+        return await files.list_files(self.auth(), limit)
+
+    async def upload_file(self, path: Path, mime_type: str) -> StoredFile:
+        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+
+        return await files.upload(self.auth(), path, mime_type)
+
+    async def delete_file(self, name: str) -> None:
+        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+
+        await files.delete(self.auth(), name)
 
     def check_spec(self, spec: RunSpec) -> None:
         """InputError for what `run` would refuse (model id, conversation id, unknown conversation), before a job."""

@@ -7,22 +7,10 @@ import re
 from dataclasses import dataclass, field
 
 from gemini_relay.backends.literal_prompt import neutralise_prompt
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError
 
-# Aliases the relay accepts on every backend, mapped to Gemini CLI model ids.
-MODEL_ALIASES = {
-    "pro": "gemini-3.1-pro-preview",
-    "flash": "gemini-3.8-flash",
-    "flash-lite": "gemini-3.5-flash-lite",
-}
-KNOWN_MODELS = (
-    "gemini-3.1-pro-preview",
-    "gemini-3.8-flash",
-    "gemini-3.5-flash-lite",
-    "gemini-2.5-pro",
-    "gemini-2.5-flash",
-)
 _APPROVAL = {"plan": "plan", "accept-edits": "auto_edit"}
 # First character alphanumeric: an id like `--yolo` would otherwise reach the CLI as a flag of its own.
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -43,7 +31,7 @@ def resolve_model(requested: str | None, default: str | None) -> str | None:
         model = model.split("\t", 1)[0].strip()
     if not model or model.lower() == "auto":
         return None
-    return MODEL_ALIASES.get(model.lower(), model)
+    return GEMINI_ALIASES.get(model.lower(), model)
 
 
 def build_invocation(

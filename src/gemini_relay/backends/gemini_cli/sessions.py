@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gemini_relay.backends.capabilities import Conversation
 
 FIRST_PROMPT_CHARS = 80
 _MAX_LINES_SCANNED = 200  # the first user message is near the top; never read a whole long session
 _TAIL_BYTES = 64 * 1024  # `$set` patches are appended as the session goes on: the latest is near the end
-
-
-@dataclass(frozen=True)
-class Conversation:
-    id: str
-    last_active: str
-    cwd: str
-    first_prompt: str
 
 
 def list_conversations(home: Path, limit: int) -> list[Conversation]:

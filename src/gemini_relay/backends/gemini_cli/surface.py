@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.env import gemini_home
-from gemini_relay.backends.gemini_cli.args import KNOWN_MODELS, MODEL_ALIASES
 from gemini_relay.backends.gemini_cli.auth import gemini_auth_state
 from gemini_relay.backends.gemini_cli.sessions import list_conversations
+from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
 from gemini_relay.backends.probe import run_probe
 
 if TYPE_CHECKING:
@@ -20,10 +20,10 @@ async def model_listing(gemini: GeminiCliBackend) -> ModelListing:
     lines = [
         "Models for the gemini backend (Gemini CLI):",
         "",
-        *(f"- {model}" for model in KNOWN_MODELS),
+        *(f"- {model}" for model in GEMINI_MODELS),
         "- auto (let the CLI's router choose per prompt)",
         "",
-        "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in MODEL_ALIASES.items()),
+        "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in GEMINI_ALIASES.items()),
         f"Default: {default}",
         "",
         "Any other model id your API key can use is passed through with -m.",
