@@ -32,7 +32,7 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
             return await image_api(deps, args, call)
         raise BackendUnavailable(
             f"gemini-image needs a Gemini API key (GEMINI_API_KEY) or the agy backend (GEMINI_MCP_BACKEND=agy); "
-            f"the active {backend.value} backend cannot generate image files."
+            f"the active {backend} backend cannot generate image files."
         )
     # Jailed before the run: an escaping destination must not cost a generated (and billed) image.
     default_dir = jail_destination(

@@ -31,15 +31,15 @@ def spec_for(world: AgyWorld, prompt: str, **fields: object) -> RunSpec:
 
 
 async def execute(backend: AgyBackend, spec: RunSpec) -> tuple[RunResult, RunRecord]:
-    engine = RunEngine({BackendName.AGY: backend}, max_concurrent=3)
-    record = engine.new_record(spec, BackendName.AGY)
+    engine = RunEngine({BackendName("agy"): backend}, max_concurrent=3)
+    record = engine.new_record(spec, BackendName("agy"))
     with anyio.fail_after(WAIT):
         return await engine.execute(record), record
 
 
 async def fail(backend: AgyBackend, spec: RunSpec) -> tuple[RunFailed, RunRecord]:
-    engine = RunEngine({BackendName.AGY: backend}, max_concurrent=3)
-    record = engine.new_record(spec, BackendName.AGY)
+    engine = RunEngine({BackendName("agy"): backend}, max_concurrent=3)
+    record = engine.new_record(spec, BackendName("agy"))
     with anyio.fail_after(WAIT), pytest.raises(RunFailed) as caught:
         await engine.execute(record)
     return caught.value, record
@@ -159,8 +159,8 @@ async def test_model_and_effort_resolve_to_one_pair_from_the_live_catalog(world:
 
 async def test_a_timeout_leaves_no_process_behind(world: AgyWorld) -> None:
     backend = world.backend()
-    engine = RunEngine({BackendName.AGY: backend}, max_concurrent=3)
-    record = engine.new_record(spec_for(world, "wait [[agy:hang]]", timeout_seconds=2.0), BackendName.AGY)
+    engine = RunEngine({BackendName("agy"): backend}, max_concurrent=3)
+    record = engine.new_record(spec_for(world, "wait [[agy:hang]]", timeout_seconds=2.0), BackendName("agy"))
     with anyio.fail_after(WAIT), pytest.raises(RunTimedOut) as caught:
         await engine.execute(record)
     assert caught.value.reason is FailureReason.TIMEOUT and "Thinking about it" in caught.value.partial_text
@@ -169,9 +169,9 @@ async def test_a_timeout_leaves_no_process_behind(world: AgyWorld) -> None:
 
 async def test_a_child_ignoring_sigterm_and_its_grandchild_are_killed_after_the_grace(world: AgyWorld) -> None:
     backend = world.backend(GEMINI_RELAY_KILL_GRACE="0.3")
-    engine = RunEngine({BackendName.AGY: backend}, max_concurrent=3)
+    engine = RunEngine({BackendName("agy"): backend}, max_concurrent=3)
     prompt = "wait [[agy:ignore_sigterm_with_grandchild]]"
-    record = engine.new_record(spec_for(world, prompt, timeout_seconds=2.0), BackendName.AGY)
+    record = engine.new_record(spec_for(world, prompt, timeout_seconds=2.0), BackendName("agy"))
     with anyio.fail_after(WAIT), pytest.raises(RunTimedOut):
         await engine.execute(record)
     assert record.pid is not None and group_members(record.pid) == []
@@ -182,8 +182,8 @@ async def test_a_child_ignoring_sigterm_and_its_grandchild_are_killed_after_the_
 async def test_runs_are_serialized_one_at_a_time(world: AgyWorld) -> None:
     backend = world.backend()
     assert backend.max_concurrent == 1
-    engine = RunEngine({BackendName.AGY: backend}, max_concurrent=3)
-    records = [engine.new_record(spec_for(world, f"r{i} [[agy:slow:0.3]]"), BackendName.AGY) for i in range(2)]
+    engine = RunEngine({BackendName("agy"): backend}, max_concurrent=3)
+    records = [engine.new_record(spec_for(world, f"r{i} [[agy:slow:0.3]]"), BackendName("agy")) for i in range(2)]
     with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as tg:
             for record in records:
@@ -244,8 +244,8 @@ async def test_a_broken_help_falls_back_to_the_floor_flags_with_a_notice(world: 
 
 async def test_a_too_old_agy_is_refused_with_version_and_path(world: AgyWorld) -> None:
     world.install(version="1.1.14")
-    engine = RunEngine({BackendName.AGY: world.backend()}, max_concurrent=3)
-    record = engine.new_record(spec_for(world, "x"), BackendName.AGY)
+    engine = RunEngine({BackendName("agy"): world.backend()}, max_concurrent=3)
+    record = engine.new_record(spec_for(world, "x"), BackendName("agy"))
     with anyio.fail_after(WAIT), pytest.raises(BackendUnavailable) as caught:
         await engine.execute(record)
     assert "found 1.1.14 at" in str(caught.value) and str(world.agy) in str(caught.value)

@@ -65,7 +65,7 @@ def record(
     structured: bool = False,
     denied: tuple[str, ...] = (),
 ) -> RunRecord:
-    rec = RunRecord(spec=RunSpec(tool="gemini-ask", prompt="p", cwd=Path("/tmp")), backend=BackendName.AGY)
+    rec = RunRecord(spec=RunSpec(tool="gemini-ask", prompt="p", cwd=Path("/tmp")), backend=BackendName("agy"))
     if conversation:
         rec.apply(SessionStarted(session_id=conversation))
     if streamed:

@@ -191,11 +191,11 @@ def test_a_run_that_left_no_image_fails_with_agys_answer_attached(tmp_path: Path
 
 async def generate(world: AgyWorld, ratio: str, size: str, output: str | None) -> tuple[Path, list[str]]:
     backend = world.backend()
-    engine = RunEngine({BackendName.AGY: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("agy"): backend}, max_concurrent=1)
     prompt = image_prompt("a lighthouse [[agy:image]]", ratio, size)
     since = time.time()
     with anyio.fail_after(20):
-        record = engine.new_record(RunSpec(tool="gemini-image", prompt=prompt, cwd=world.project), BackendName.AGY)
+        record = engine.new_record(RunSpec(tool="gemini-image", prompt=prompt, cwd=world.project), BackendName("agy"))
         await engine.execute(record)
         saved = await backend.save_image(record, ImageRequest(output, world.base / "out", ratio, size), since=since)
     assert saved.source.parent == (world.state_dir / "brain" / str(record.session_id)).resolve()

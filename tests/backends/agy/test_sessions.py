@@ -141,10 +141,10 @@ def test_latest_for_cwd_uses_the_physical_path(state: Path, tmp_path: Path) -> N
 @pytest.mark.anyio
 async def test_runs_of_the_fake_agy_show_up_in_the_backends_listing(world: AgyWorld) -> None:
     backend = world.backend()
-    engine = RunEngine({BackendName.AGY: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("agy"): backend}, max_concurrent=1)
     with anyio.fail_after(20):
         record = engine.new_record(
-            RunSpec(tool="gemini-ask", prompt="first question", cwd=world.project), BackendName.AGY
+            RunSpec(tool="gemini-ask", prompt="first question", cwd=world.project), BackendName("agy")
         )
         outcome = await engine.execute(record)
         listing = await backend.conversations(10)

@@ -23,7 +23,7 @@ CWD = Path("/work/proj")
 def record_for(stdout: bytes = b"", conversation_id: str | None = None) -> RunRecord:
     record = RunRecord(
         spec=RunSpec(tool="gemini-ask", prompt="p", cwd=CWD, conversation_id=conversation_id),
-        backend=BackendName.GEMINI,
+        backend=BackendName("gemini"),
     )
     decoder = GeminiCliDecoder()
     for event in decoder.push(stdout) + decoder.flush():

@@ -29,6 +29,7 @@ from gemini_relay.backends.agy.errors import classify_exit, is_partial, run_noti
 from gemini_relay.backends.agy.image import SAVED_NAME_BYTES, image_prompt, save_generated_image
 from gemini_relay.backends.agy.models import FALLBACK_MODELS, fetch_agents, fetch_models
 from gemini_relay.backends.agy.sessions import ConversationListing, agy_state_dir, list_conversations
+from gemini_relay.backends.agy.settings import CHILD_ENV_KEYS, INSTALL_HINT, NAME, AgySettings
 from gemini_relay.backends.agy.usage import QuotaLevel, UsageProbe, UsageReading, group_for_model
 from gemini_relay.backends.agy.version import AgyVersion, require_floor
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ImageRequest, ModelListing, SavedImage
@@ -36,7 +37,7 @@ from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.models import Catalog
-from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, run_probe
+from gemini_relay.backends.probe import ProbeCache, ProbeResult, run_probe
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
@@ -45,33 +46,14 @@ from gemini_relay.errors import BackendUnavailable, ConfigError
 from gemini_relay.log import logger
 from gemini_relay.streams.transcript import Transcript
 
-INSTALL_HINT = (
-    "Install agy (the Antigravity CLI) and sign in once by running `agy` in a terminal, or set AGY_CLI_PATH to the "
-    "agy binary. Accounts that keep the Gemini CLI can set GEMINI_MCP_BACKEND=gemini."
-)
 VERSION_TIMEOUT = 10.0  # agy-mcp's budget for `agy --version`
 CATALOG_RETRY_SECONDS = 30.0  # a failed `agy models` is not re-run for every call
-# Beyond the shared allowlist agy needs: ADC switch (1.0.11+), proxies and CA bundles for its API calls, and the
-# session bus where its OAuth token may live in the OS keyring.
-_AGY_ENV_KEYS = (
-    "USE_ADC",
-    "HTTPS_PROXY",
-    "HTTP_PROXY",
-    "NO_PROXY",
-    "ALL_PROXY",
-    "https_proxy",
-    "http_proxy",
-    "no_proxy",
-    "all_proxy",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "DBUS_SESSION_BUS_ADDRESS",
-)
 
 
 class AgyBackend:
     def __init__(self, settings: Settings, probes: ProbeCache | None = None) -> None:
         self._settings = settings
+        self.section = AgySettings.from_env(settings.env)
         self._probes = probes or ProbeCache()
         self._versions: dict[str, AgyVersion] = {}
         self._version_lock = anyio.Lock()
@@ -82,7 +64,7 @@ class AgyBackend:
 
     @property
     def name(self) -> BackendName:
-        return BackendName.AGY
+        return NAME
 
     @property
     def command(self) -> str:
@@ -102,17 +84,17 @@ class AgyBackend:
         Raises:
             ConfigError: AGY_CLI_PATH is set but not an executable, or AGY_PRINT_TIMEOUT is not a duration.
         """
-        configured = self._settings.agy_cli_path
+        configured = self.section.cli_path
         if configured and self.locate() is None:
             raise ConfigError(f"AGY_CLI_PATH={configured!r} is missing or not executable")
-        if self._settings.agy_print_timeout:
-            parse_go_duration(self._settings.agy_print_timeout)
+        if self.section.print_timeout:
+            parse_go_duration(self.section.print_timeout)
 
     # --- capabilities (backends/capabilities.py) -------------------------------------------------------------
 
     @property
     def default_model(self) -> str | None:
-        return self._settings.agy_default_model
+        return self.section.default_model
 
     @property
     def search_tool(self) -> str:
@@ -127,7 +109,7 @@ class AgyBackend:
         if reading is None:
             return None  # no reading yet: fail open
         now = datetime.now(UTC)
-        group = group_for_model(reading.groups, model or self._settings.agy_default_model or "gemini-default")
+        group = group_for_model(reading.groups, model or self.section.default_model or "gemini-default")
         if group is None or group.level(now) is QuotaLevel.OK:
             return None
         return f"the agy quota group {group.describe(now)}"
@@ -149,19 +131,19 @@ class AgyBackend:
         check_spec(spec)
 
     def env(self) -> dict[str, str]:
-        extra = {key: self._settings.env[key] for key in _AGY_ENV_KEYS if key in self._settings.env}
+        extra = {key: self._settings.env[key] for key in CHILD_ENV_KEYS if key in self._settings.env}
         return child_env(self._settings.env, extra)
 
     def state_dir(self) -> Path:
         return agy_state_dir(self.env())
 
     def locate(self) -> Path | None:
-        return locate(self._settings.agy_cli_path, "agy", self._settings.env)
+        return self.section.locate(self._settings.env)
 
     def require_binary(self) -> Path:
         binary = self.locate()
         if binary is None:
-            where = f"AGY_CLI_PATH={self._settings.agy_cli_path}" if self._settings.agy_cli_path else "PATH"
+            where = f"AGY_CLI_PATH={self.section.cli_path}" if self.section.cli_path else "PATH"
             raise BackendUnavailable(f"agy (the Antigravity CLI) was not found on {where}. {INSTALL_HINT}")
         return binary
 
@@ -260,8 +242,8 @@ class AgyBackend:
             str(binary),
             spec,
             caps,
-            default_model=self._settings.agy_default_model,
-            print_timeout_override=self._settings.agy_print_timeout,
+            default_model=self.section.default_model,
+            print_timeout_override=self.section.print_timeout,
             catalog=catalog.models,
         )
         seen = Transcript(spec)
@@ -325,7 +307,7 @@ class AgyBackend:
 
     async def _catalog_for(self, spec: RunSpec) -> Catalog:
         """The live catalog only when it matters: a label, a family or an effort to fold into the model id."""
-        raw = spec.model or self._settings.agy_default_model
+        raw = spec.model or self.section.default_model
         reduced = reduce_model(raw, FALLBACK_MODELS)
         if reduced is None or (spec.effort is None and reduced in {m.id for m in FALLBACK_MODELS}):
             return Catalog(FALLBACK_MODELS, live=False)

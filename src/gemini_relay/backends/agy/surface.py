@@ -21,7 +21,7 @@ async def model_listing(agy: AgyBackend) -> ModelListing:
         catalog = await agy.models()
     except BackendUnavailable as exc:
         catalog = Catalog(FALLBACK_MODELS, live=False, notice=FALLBACK_NOTICE.format(why=exc))
-    default = agy.settings.agy_default_model or "agy's own default"
+    default = agy.section.default_model or "agy's own default"
     lines = [
         "Models for the agy backend (Antigravity CLI) — pass the id as `model`:",
         "",

@@ -24,13 +24,13 @@ from gemini_relay.backends.api.conversations import (
     validate_conversation_id,
 )
 from gemini_relay.backends.api.media.output import latest_interaction
+from gemini_relay.backends.api.settings import NAME, ApiSettings
 from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing, StoredFile
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, StreamNotice, TextDelta
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.log import logger
 
@@ -62,22 +62,15 @@ HELP_TEXT = "\n".join(
 class ApiBackend:
     """`stream=False` sends one generateContent call instead (for gateways that cannot relay SSE)."""
 
+    name = NAME
+    command = COMMAND
+    max_concurrent: int | None = None
+
     def __init__(self, settings: Settings, *, stream: bool = True) -> None:
         self._settings = settings
+        self.section = ApiSettings.from_env(settings.env)
         self._stream = stream
         self.conversations = ConversationStore(settings.state_dir)
-
-    @property
-    def name(self) -> BackendName:
-        return BackendName.API
-
-    @property
-    def command(self) -> str:
-        return COMMAND
-
-    @property
-    def max_concurrent(self) -> int | None:
-        return None
 
     @property
     def settings(self) -> Settings:
@@ -88,7 +81,7 @@ class ApiBackend:
         return resolve_auth(self._settings.env)
 
     def validate_config(self) -> None:
-        self.auth()
+        """Nothing to check up front: missing credentials are reported by the first call that needs them."""
 
     def check(self, spec: RunSpec) -> None:
         """Refuse what this backend could never run, before a job exists."""
@@ -99,7 +92,7 @@ class ApiBackend:
 
     @property
     def default_model(self) -> str | None:
-        return self._settings.default_model or DEFAULT_MODEL
+        return self.section.default_model or DEFAULT_MODEL
 
     @property
     def search_tool(self) -> str:
@@ -110,7 +103,7 @@ class ApiBackend:
 
     async def model_listing(self) -> ModelListing:
         catalog = await self.models()
-        default = self._settings.default_model or DEFAULT_MODEL
+        default = self.section.default_model or DEFAULT_MODEL
         lines = [
             "Models for the api backend (Gemini API through google-genai) — pass the id as `model`:",
             "",
@@ -158,7 +151,7 @@ class ApiBackend:
         if spec.media is not None:
             resolve_model(spec.media.model, None)  # a media job always names its model (the tool picks the default)
             return
-        resolve_model(spec.model, self._settings.default_model)
+        resolve_model(spec.model, self.section.default_model)
         if spec.conversation_id is not None:
             self.conversations.turns(validate_conversation_id(spec.conversation_id))
 
@@ -166,7 +159,7 @@ class ApiBackend:
         """What `spec` sends: model, generation config and the notices for options the API cannot honour."""
         from gemini_relay.backends.api.options import build_request  # noqa: PLC0415 - loads the SDK
 
-        return build_request(spec, self._settings.default_model)
+        return build_request(spec, self.section.default_model)
 
     def list_conversations(self, limit: int) -> list[Conversation]:
         return self.conversations.recent(limit)
@@ -183,7 +176,7 @@ class ApiBackend:
     async def diagnose(self) -> Diagnosis:
         from gemini_relay.backends.api.catalog import diagnose  # noqa: PLC0415 - loads the SDK
 
-        return await diagnose(self._settings.env, self._settings.default_model)
+        return await diagnose(self._settings.env, self.section.default_model)
 
     def help(self) -> str:
         return HELP_TEXT

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gemini_relay.backends.env import gemini_home
+from gemini_relay.backends.gemini_cli.settings import gemini_home
 
 
 @dataclass(frozen=True)

@@ -11,45 +11,34 @@ from pathlib import Path
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
-from gemini_relay.backends.env import child_env, gemini_home
 from gemini_relay.backends.gemini_cli import surface
 from gemini_relay.backends.gemini_cli.args import build_invocation
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
 from gemini_relay.backends.gemini_cli.errors import classify_exit
+from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import with_call_usage
-from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, parse_flags
+from gemini_relay.backends.probe import ProbeCache, ProbeResult, parse_flags
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.log import logger
 from gemini_relay.streams.transcript import Transcript
 
-INSTALL_HINT = (
-    "Install it with `npm install -g @google/gemini-cli` (Node 20+) or set GEMINI_CLI_PATH to the gemini binary."
-)
 # proper-lockfile refreshes a held lock every 5 s; an older one is certainly stale.
 STALE_LOCK_SECONDS = 6.0
 
 
 class GeminiCliBackend:
+    name = NAME
+    command = "gemini"
+    max_concurrent: int | None = None
+
     def __init__(self, settings: Settings, probes: ProbeCache | None = None) -> None:
         self._settings = settings
+        self.section = GeminiCliSettings.from_env(settings.env)
         self._probes = probes or ProbeCache()
         self._running_homes: dict[Path, int] = {}
-
-    @property
-    def name(self) -> BackendName:
-        return BackendName.GEMINI
-
-    @property
-    def command(self) -> str:
-        return "gemini"
-
-    @property
-    def max_concurrent(self) -> int | None:
-        return None
 
     @property
     def settings(self) -> Settings:
@@ -59,7 +48,7 @@ class GeminiCliBackend:
 
     @property
     def default_model(self) -> str | None:
-        return self._settings.default_model
+        return self.section.default_model
 
     @property
     def search_tool(self) -> str:
@@ -92,20 +81,13 @@ class GeminiCliBackend:
         """Nothing to check up front: a missing binary is reported by the first call that needs it."""
 
     def env(self) -> dict[str, str]:
-        # No relaunch: the CLI's self-respawn costs ~0.5 s per call and its parent ignores SIGTERM.
-        env = child_env(self._settings.env)
-        env.setdefault("GEMINI_CLI_NO_RELAUNCH", "true")
-        return env
+        return cli_env(self._settings.env)
 
     def locate(self) -> Path | None:
-        return locate(self._settings.gemini_cli_path, "gemini", self._settings.env)
+        return self.section.locate(self._settings.env)
 
     def require_binary(self) -> Path:
-        binary = self.locate()
-        if binary is None:
-            where = f"GEMINI_CLI_PATH={self._settings.gemini_cli_path}" if self._settings.gemini_cli_path else "PATH"
-            raise BackendUnavailable(f"The Gemini CLI (gemini) was not found on {where}. {INSTALL_HINT}")
-        return binary
+        return self.section.require_binary(self._settings.env)
 
     async def help(self) -> ProbeResult:
         return await self._probes.get(self.require_binary(), "--help", self.env(), self._settings.project_root)
@@ -122,7 +104,7 @@ class GeminiCliBackend:
                 f"The Gemini CLI at {binary} is too old: it has no --output-format. {INSTALL_HINT}"
             )
         seen = Transcript(spec)
-        inv = build_invocation(str(binary), spec, flags, default_model=self._settings.default_model)
+        inv = build_invocation(str(binary), spec, flags, default_model=self.section.default_model)
         for notice in inv.notices:
             yield seen.apply(RunNotice(notice))
         if inv.session_id:

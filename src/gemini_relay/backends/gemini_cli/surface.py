@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
-from gemini_relay.backends.env import gemini_home
 from gemini_relay.backends.gemini_cli.auth import gemini_auth_state
 from gemini_relay.backends.gemini_cli.sessions import list_conversations
+from gemini_relay.backends.gemini_cli.settings import gemini_home
 from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
 from gemini_relay.backends.probe import run_probe
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 async def model_listing(gemini: GeminiCliBackend) -> ModelListing:
-    default = gemini.settings.default_model or "auto (the Gemini CLI routes each prompt)"
+    default = gemini.section.default_model or "auto (the Gemini CLI routes each prompt)"
     lines = [
         "Models for the gemini backend (Gemini CLI):",
         "",

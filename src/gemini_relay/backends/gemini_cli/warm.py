@@ -43,8 +43,8 @@ class GeminiBackend(GeminiCliBackend):
             return
         pool = WarmPool(
             idle_seconds=self._settings.warm_idle_seconds,
-            max_sessions=self._settings.warm_max_sessions,
-            max_rss_bytes=self._settings.warm_max_rss_mb * 1024 * 1024,
+            max_sessions=self.section.warm_max_sessions,
+            max_rss_bytes=self.section.warm_max_rss_mb * 1024 * 1024,
             grace=self._settings.kill_grace,
         )
         await pool.__aenter__()

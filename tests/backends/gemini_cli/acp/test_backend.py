@@ -213,4 +213,4 @@ async def test_a_quota_error_fails_like_the_cold_path(world: AcpWorld) -> None:
 
 def test_the_backend_has_the_gemini_identity(world: AcpWorld) -> None:
     backend = AcpBackend(world.settings(), WarmPool())
-    assert backend.command == "gemini" and backend.name.value == "gemini"
+    assert backend.command == "gemini" and backend.name == "gemini"

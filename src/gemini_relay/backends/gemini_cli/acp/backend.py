@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator
-from pathlib import Path
 
 import anyio
 
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.env import child_env
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure
 from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide, describe_call
@@ -24,19 +22,15 @@ from gemini_relay.backends.gemini_cli.acp.pool import WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configure
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
 from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, with_schema_instruction
+from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import with_call_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
-from gemini_relay.backends.probe import locate
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 
 CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
-INSTALL_HINT = (
-    "Install it with `npm install -g @google/gemini-cli` (Node 20+) or set GEMINI_CLI_PATH to the gemini binary."
-)
 
 __all__ = ["AcpBackend", "takes_literally"]
 
@@ -51,41 +45,29 @@ def takes_literally(spec: RunSpec) -> bool:
 class AcpBackend:
     """Serves runs from `pool` (entered by the owner: `async with WarmPool() as pool`)."""
 
+    name = NAME
+    command = "gemini"
+    max_concurrent: int | None = None
+
     def __init__(self, settings: Settings, pool: WarmPool) -> None:
         self._settings = settings
+        self.section = GeminiCliSettings.from_env(settings.env)
         self._pool = pool
-
-    @property
-    def name(self) -> BackendName:
-        return BackendName.GEMINI
-
-    @property
-    def command(self) -> str:
-        return "gemini"
-
-    @property
-    def max_concurrent(self) -> int | None:
-        return None
 
     @property
     def pool(self) -> WarmPool:
         return self._pool
 
     def env(self) -> dict[str, str]:
-        # No relaunch: the CLI's self-respawn costs ~0.5 s and its parent ignores SIGTERM (gemini-cli.md §10.2).
-        env = child_env(self._settings.env)
-        env.setdefault("GEMINI_CLI_NO_RELAUNCH", "true")
-        # An explicit heap limit makes V8 collect what finished sessions leave (config.DEFAULT_WARM_HEAP_MB).
-        env["NODE_OPTIONS"] = f"--max-old-space-size={self._settings.warm_heap_mb}"
+        env = cli_env(self._settings.env)
+        # An explicit heap limit makes V8 collect what finished sessions leave (settings.DEFAULT_WARM_HEAP_MB).
+        env["NODE_OPTIONS"] = f"--max-old-space-size={self.section.warm_heap_mb}"
         return env
 
     def launch(self) -> Launch:
-        binary = locate(self._settings.gemini_cli_path, "gemini", self._settings.env)
-        if binary is None:
-            where = f"GEMINI_CLI_PATH={self._settings.gemini_cli_path}" if self._settings.gemini_cli_path else "PATH"
-            raise BackendUnavailable(f"The Gemini CLI (gemini) was not found on {where}. {INSTALL_HINT}")
+        binary = self.section.require_binary(self._settings.env)
         env = self.env()
-        home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()
+        home = gemini_home(env)
         return Launch(str(binary), env, home if home.is_dir() else self._settings.project_root)
 
     def check(self, spec: RunSpec) -> None:
@@ -119,7 +101,7 @@ class AcpBackend:
     def _prepare(self, spec: RunSpec) -> tuple[str, str | None, list[str]]:
         """The prompt text, the model id (None: the CLI's default) and the notices for options not honoured."""
         notices: list[str] = []
-        model = resolve_model(spec.model, self._settings.default_model)
+        model = resolve_model(spec.model, self.section.default_model)
         if model is not None and model.startswith("-"):
             raise InputError(f"model {model!r} is not a model id; see gemini-models for the ids this backend accepts")
         if spec.conversation_id is not None and not SESSION_ID.fullmatch(spec.conversation_id):

@@ -45,7 +45,6 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
     Settings,
     SpareKey,
     WarmProcess,
-    cli_home,
     close_when_idle,
     configure,
     group_rss,
@@ -53,14 +52,15 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
     session_state,
     take_spare,
 )
-from gemini_relay.config import DEFAULT_WARM_IDLE, DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS
+from gemini_relay.backends.gemini_cli.settings import DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS, gemini_home
+from gemini_relay.config import DEFAULT_WARM_IDLE
 from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger
 from gemini_relay.supervise.process import DEFAULT_GRACE
 
 DEFAULT_MAX_PROCESSES = 2
 DEFAULT_MAX_PROMPTS = 500
-# Each session the CLI has seen stays in its heap (no session/close): see config.DEFAULT_WARM_MAX_SESSIONS.
+# Each session the CLI has seen stays in its heap (no session/close): see settings.DEFAULT_WARM_MAX_SESSIONS.
 DEFAULT_MAX_SESSIONS = DEFAULT_WARM_MAX_SESSIONS
 DEFAULT_MAX_RSS = DEFAULT_WARM_MAX_RSS_MB * 1024 * 1024  # past this a fresh process is cheaper
 DEFAULT_MAX_SPARES = 4  # spare sessions per (cwd, mode, model): a burst of fresh asks beyond it waits for session/new
@@ -255,7 +255,7 @@ class WarmPool:
         # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
-        home = cli_home(launch.env)
+        home = gemini_home(launch.env)
         keep = await anyio.to_thread.run_sync(protect_for_load, home, session_id)
         try:
             async with connection.listen(session_id) as replay:
@@ -346,7 +346,7 @@ class WarmPool:
             # mid-creation, the session it opens in its own cwd at start); nobody can continue them.
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
                 await anyio.to_thread.run_sync(
-                    remove_history_less, cli_home(launch.env), warm.created, launch.cwd, warm.started_at
+                    remove_history_less, gemini_home(launch.env), warm.created, launch.cwd, warm.started_at
                 )
 
     def _retire(self, warm: WarmProcess, why: str) -> None:

@@ -13,6 +13,7 @@ import anyio
 
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection
 from gemini_relay.backends.gemini_cli.sessions import latest_chats_file
+from gemini_relay.backends.gemini_cli.settings import gemini_home
 from gemini_relay.log import logger
 from gemini_relay.supervise.groups import group_members
 
@@ -95,10 +96,6 @@ def _current(result: dict[str, Any], group: str, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def cli_home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()
-
-
 Settings = tuple[str, str | None]  # (ACP mode id, model id or None for the CLI's default)
 SpareKey = tuple[Path, str, str | None]  # (cwd, mode, model): a spare is made ready for exactly these
 
@@ -140,7 +137,7 @@ class Lease:
     @property
     def home(self) -> Path:
         """The CLI home the process records its sessions in."""
-        return cli_home(self._warm.launch.env)
+        return gemini_home(self._warm.launch.env)
 
     def discard(self) -> None:
         """The process misbehaved (a turn that would not settle): stop it once this lease ends."""
@@ -176,7 +173,7 @@ async def take_spare(warm: WarmProcess, key: SpareKey, *, any_settings: bool = F
         states = warm.spares.get(candidate, [])
         while states:
             state = states.pop(0)
-            if await anyio.to_thread.run_sync(latest_chats_file, cli_home(warm.launch.env), state.session_id):
+            if await anyio.to_thread.run_sync(latest_chats_file, gemini_home(warm.launch.env), state.session_id):
                 return state
             logger.info("Dropped a spare warm session whose recording was deleted")
     return None
