@@ -25,8 +25,8 @@ from typing import Any
 import anyio
 
 from bench.warm_mcp import BIG, warm_server
-from gemini_relay.backends.acp import AcpBackend, WarmPool
-from gemini_relay.backends.acp.sessions import group_rss
+from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
+from gemini_relay.backends.gemini_cli.acp.sessions import group_rss
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
 from gemini_relay.core.spec import RunSpec

@@ -19,7 +19,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from gemini_relay.backends.acp.sessions import group_rss
+from gemini_relay.backends.gemini_cli.acp.sessions import group_rss
 
 PACE = 0.2  # seconds between calls (not timed): calls arrive apart, as a client's do
 # A 200 KB answer (196 KiB of numbered lines) in the emulator's SSE chunks: 16 KB events as ../shared/bench sends

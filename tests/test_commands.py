@@ -25,7 +25,7 @@ WAIT = 20.0
 
 def make_job(store: FileJobStore, job_id: str, *, running: bool, result: RunState | None = None) -> None:
     spec = RunSpec(tool="gemini-run", prompt="p", cwd=store.root)
-    store.create(JobMeta(job_id, "gemini-run", BackendName.GEMINI, spec, time.time(), owner=describe(os.getpid())))
+    store.create(JobMeta(job_id, "gemini-run", BackendName("gemini"), spec, time.time(), owner=describe(os.getpid())))
     if running or result is not None:
         store.write_supervisor(job_id, describe(os.getpid()))  # this test process stands in for a live supervisor
         store.write_progress(job_id, Progress(state=RunState.RUNNING, started_at=time.time()))

@@ -1,4 +1,4 @@
-"""Settings added with the review toolset: the fallback model per backend, pacing and the queue wait limit."""
+"""Settings added with the review toolset: pacing and the queue wait limit (the fallback model: test_registry.py)."""
 
 from __future__ import annotations
 
@@ -8,29 +8,11 @@ import pytest
 
 from gemini_relay.config import Settings
 from gemini_relay.core.pacing import PacingPolicy
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
 
 
 def settings(tmp_path: Path, **env: str) -> Settings:
     return Settings.from_env({"GEMINI_RELAY_PROJECT_ROOT": str(tmp_path), **env})
-
-
-def test_the_fallback_model_defaults_per_backend(tmp_path: Path) -> None:
-    made = settings(tmp_path)
-    assert made.fallback_for(BackendName.GEMINI) == "gemini-2.5-flash"
-    assert made.fallback_for(BackendName.AGY) is None
-
-
-@pytest.mark.parametrize("value", ["none", "NONE", "off"])
-def test_none_disables_the_fallback_everywhere(tmp_path: Path, value: str) -> None:
-    made = settings(tmp_path, GEMINI_FALLBACK_MODEL=value)
-    assert made.fallback_for(BackendName.GEMINI) is None and made.fallback_for(BackendName.AGY) is None
-
-
-def test_an_explicit_fallback_model_applies_to_every_backend(tmp_path: Path) -> None:
-    made = settings(tmp_path, GEMINI_FALLBACK_MODEL=" gemini-3.8-flash-low ")
-    assert made.fallback_for(BackendName.AGY) == "gemini-3.8-flash-low"
 
 
 def test_pacing_defaults_to_no_gap_a_200_ms_jitter_and_a_ten_minute_queue_wait(tmp_path: Path) -> None:

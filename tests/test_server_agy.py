@@ -177,7 +177,9 @@ async def test_with_the_backend_unset_agy_on_path_is_chosen_and_the_first_reply_
     async with relay.client(GEMINI_MCP_BACKEND=None, PATH=path) as client:
         first = await client.call_tool("gemini-ping", {})
         second = await client.call_tool("gemini-ask", {"prompt": "hi"})
-    assert text_of(first).startswith("⚠️ Using the agy backend (Antigravity CLI at ")
+    assert text_of(first).startswith(
+        "⚠️ Using the agy backend (Antigravity CLI) because GEMINI_MCP_BACKEND is unset and agy was found at "
+    )
     assert text_of(first).endswith("\n\nPong!")
     assert text_of(second).startswith("Gemini response:\nHello from fake agy!")
 

@@ -18,8 +18,8 @@ from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
 
-# The RSS recycle has its own tests (tests/backends/acp); here a loaded machine's late GC must not boot a second CLI
-# under a test that counts them.
+# The RSS recycle has its own tests (tests/backends/gemini_cli/acp); here a loaded machine's late GC must not boot a
+# second CLI under a test that counts them.
 WARM = {"GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.1", "GEMINI_RELAY_WARM_MAX_RSS_MB": "4096"}
 THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+)")
 CACHE_KEY = re.compile(r"(?<=[Cc]ache key: )\w+|(?<=cacheKey=\")\w+")

@@ -1,4 +1,5 @@
-"""Settings resolved once from the environment; every env var the server reads is parsed here."""
+"""Settings resolved once from the environment: every env var the server reads is parsed here, except a backend's own
+section (AGY_*, GEMINI_CLI_PATH, ...), which its package parses (backends/<name>/settings.py) with the helpers here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gemini_relay.core.pacing import PacingPolicy
-from gemini_relay.core.vocabulary import BackendName, Toolset
+from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import ConfigError
 
 DEFAULT_TIMEOUT_MINUTES = 45.0
@@ -26,42 +27,15 @@ DEFAULT_JITTER_MS = 200.0
 DEFAULT_QUEUE_WAIT = 600.0
 DEFAULT_HOST = True  # GEMINI_RELAY_HOST unset
 DEFAULT_HOST_IDLE = 900.0  # a relay host with no run and no server connected this long exits
-DEFAULT_WARM_IDLE = 600.0  # a warm `gemini --acp` holds ~260 MB; one unused this long is stopped
-# Sessions one warm CLI serves before it is recycled: the CLI has no session/close, so each stays in its heap
-# (~0.6 MB each under DEFAULT_WARM_HEAP_MB; ~3.5 MB without a heap limit).
-DEFAULT_WARM_MAX_SESSIONS = 64
-# A warm CLI's V8 heap limit (--max-old-space-size). With none, V8 sizes it from the machine's RAM and lets finished
-# sessions pile up: 60 sessions held 532 MB resident; 288 MB at 512, 313 MB at 1024, 341 MB at 1536.
-DEFAULT_WARM_HEAP_MB = 512
-DEFAULT_WARM_MAX_RSS_MB = 320  # a warm CLI past this resident size is recycled (a fresh one holds ~235-280 MB)
-# Per-backend fallback when GEMINI_FALLBACK_MODEL is unset. agy has none: its quota is one bucket per model group
-# (all Gemini models share it) and agy retries an exhausted quota itself until --print-timeout, so a second Gemini
-# model would fail the same way after spending the rest of the deadline.
-DEFAULT_FALLBACK_MODELS: dict[BackendName, str | None] = {
-    BackendName.GEMINI: "gemini-2.5-flash",
-    BackendName.AGY: None,
-    BackendName.API: "gemini-2.5-flash",
-}
-_DISABLED = ("none", "off")
-
-_BACKEND_ALIASES = {
-    "agy": BackendName.AGY,
-    "antigravity": BackendName.AGY,
-    "gemini": BackendName.GEMINI,
-    "gemini-cli": BackendName.GEMINI,
-    "api": BackendName.API,
-    "gemini-api": BackendName.API,
-}
+DEFAULT_WARM_IDLE = 600.0  # a warm process (`gemini --acp` holds ~260 MB) unused this long is stopped
+DISABLED = ("none", "off")
 
 
 @dataclass(frozen=True)
 class Settings:
-    backend: BackendName | None  # None: choose automatically (agy when found, else gemini)
-    gemini_cli_path: str | None
-    agy_cli_path: str | None
-    default_model: str | None
-    agy_default_model: str | None
-    agy_print_timeout: str | None
+    # GEMINI_MCP_BACKEND as given (trimmed, lower case), None: choose automatically. The registry resolves it to a
+    # backend (its name or an alias) and refuses one it does not know (backends/registry.py).
+    backend: str | None
     timeout_seconds: float
     max_concurrent: int
     progress_interval: float
@@ -80,12 +54,9 @@ class Settings:
     jitter_seconds: float = DEFAULT_JITTER_MS / 1000
     queue_wait_seconds: float | None = DEFAULT_QUEUE_WAIT  # None: wait without limit
     warm_idle_seconds: float = DEFAULT_WARM_IDLE
-    # GEMINI_RELAY_WARM: serve runs from warm processes (Gemini CLI over ACP, agy stream-json), on by default: the
-    # relay host owns them, so a warm run is a durable job like a cold one, and a later ask skips the CLI's boot.
+    # GEMINI_RELAY_WARM: serve runs from warm processes (the backends that keep one), on by default: the relay host
+    # owns them, so a warm run is a durable job like a cold one, and a later ask skips the CLI's boot.
     warm: bool = True
-    warm_max_sessions: int = DEFAULT_WARM_MAX_SESSIONS
-    warm_max_rss_mb: int = DEFAULT_WARM_MAX_RSS_MB
-    warm_heap_mb: int = DEFAULT_WARM_HEAP_MB  # GEMINI_RELAY_WARM_HEAP_MB: the warm CLI's V8 old-space limit
     host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host/server.py)
     host_idle_seconds: float = DEFAULT_HOST_IDLE
 
@@ -99,26 +70,25 @@ class Settings:
         warm = _switch(env, "GEMINI_RELAY_WARM", default=True)
         host = _host(env)
         return cls(
-            backend=_backend(env.get("GEMINI_MCP_BACKEND")),
-            gemini_cli_path=_text(env, "GEMINI_CLI_PATH"),
-            agy_cli_path=_text(env, "AGY_CLI_PATH"),
-            default_model=_text(env, "GEMINI_DEFAULT_MODEL"),
-            agy_default_model=_text(env, "AGY_DEFAULT_MODEL"),
-            agy_print_timeout=_text(env, "AGY_PRINT_TIMEOUT"),
-            timeout_seconds=_positive(env, "GEMINI_MCP_TIMEOUT", DEFAULT_TIMEOUT_MINUTES) * 60.0,
-            max_concurrent=int(_positive(env, "GEMINI_RELAY_MAX_CONCURRENT", DEFAULT_MAX_CONCURRENT, integer=True)),
+            backend=(text_setting(env, "GEMINI_MCP_BACKEND") or "").lower() or None,
+            timeout_seconds=positive_setting(env, "GEMINI_MCP_TIMEOUT", DEFAULT_TIMEOUT_MINUTES) * 60.0,
+            max_concurrent=int(
+                positive_setting(env, "GEMINI_RELAY_MAX_CONCURRENT", DEFAULT_MAX_CONCURRENT, integer=True)
+            ),
             progress_interval=_heartbeat(env),
-            kill_grace=_positive(env, "GEMINI_RELAY_KILL_GRACE", DEFAULT_KILL_GRACE),
+            kill_grace=positive_setting(env, "GEMINI_RELAY_KILL_GRACE", DEFAULT_KILL_GRACE),
             project_root=root.resolve(),
             allowed_roots=_roots(env.get("GEMINI_RELAY_ALLOWED_ROOTS", "")),
             test_tools=bool(env.get("GEMINI_MCP_TEST_TOOLS")),
             toolsets=_toolsets(env.get("GEMINI_RELAY_TOOLSETS", "")),
-            image_dir=Path(image_dir).expanduser() if (image_dir := _text(env, "GEMINI_RELAY_IMAGE_DIR")) else None,
+            image_dir=Path(image_dir).expanduser()
+            if (image_dir := text_setting(env, "GEMINI_RELAY_IMAGE_DIR"))
+            else None,
             state_dir=default_state_dir(env),
             job_ttl_seconds=_duration(env, "GEMINI_RELAY_JOB_TTL", DEFAULT_JOB_TTL),
             wait_cap_seconds=_duration(env, "GEMINI_RELAY_WAIT_CAP", DEFAULT_WAIT_CAP),
             env=env,
-            fallback_model=_text(env, "GEMINI_FALLBACK_MODEL"),
+            fallback_model=text_setting(env, "GEMINI_FALLBACK_MODEL"),
             min_gap_seconds=_non_negative(env, "GEMINI_RELAY_MIN_GAP_MS", DEFAULT_MIN_GAP_MS) / 1000,
             # The start jitter spreads bursts of independent servers; a relay host already queues and paces every
             # server's starts in one place, and a warm run boots nothing: neither needs it by default.
@@ -127,21 +97,9 @@ class Settings:
             queue_wait_seconds=_queue_wait(env),
             warm_idle_seconds=_duration(env, "GEMINI_RELAY_WARM_IDLE", DEFAULT_WARM_IDLE),
             warm=warm,
-            warm_max_sessions=int(
-                _positive(env, "GEMINI_RELAY_WARM_MAX_SESSIONS", DEFAULT_WARM_MAX_SESSIONS, integer=True)
-            ),
-            warm_max_rss_mb=int(_positive(env, "GEMINI_RELAY_WARM_MAX_RSS_MB", DEFAULT_WARM_MAX_RSS_MB, integer=True)),
-            warm_heap_mb=int(_positive(env, "GEMINI_RELAY_WARM_HEAP_MB", DEFAULT_WARM_HEAP_MB, integer=True)),
             host=host,
             host_idle_seconds=_duration(env, "GEMINI_RELAY_HOST_IDLE", DEFAULT_HOST_IDLE),
         )
-
-    def fallback_for(self, backend: BackendName) -> str | None:
-        """The model a capacity failure on `backend` is retried on, or None when fallback is off."""
-        raw = self.fallback_model
-        if raw is None:
-            return DEFAULT_FALLBACK_MODELS.get(backend)
-        return None if raw.lower() in _DISABLED else raw
 
     def pacing(self) -> PacingPolicy:
         """GEMINI_RELAY_MIN_GAP_MS, GEMINI_RELAY_JITTER_MS and GEMINI_RELAY_QUEUE_WAIT, for jobs.pacing.Pacer."""
@@ -166,7 +124,7 @@ def _heartbeat(env: Mapping[str, str]) -> float:
     GEMINI_RELAY_PROGRESS_INTERVAL (seconds)."""
     if env.get("GEMINI_HEARTBEAT_MS", "").strip():
         return _non_negative(env, "GEMINI_HEARTBEAT_MS", DEFAULT_PROGRESS_INTERVAL * 1000) / 1000
-    return _positive(env, "GEMINI_RELAY_PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL)
+    return positive_setting(env, "GEMINI_RELAY_PROGRESS_INTERVAL", DEFAULT_PROGRESS_INTERVAL)
 
 
 def _host(env: Mapping[str, str]) -> bool:
@@ -175,16 +133,16 @@ def _host(env: Mapping[str, str]) -> bool:
         return DEFAULT_HOST
     if raw in ("on", "1", "true", "yes"):
         return True
-    if raw in (*_DISABLED, "0", "false", "no"):
+    if raw in (*DISABLED, "0", "false", "no"):
         return False
     raise ConfigError(f"GEMINI_RELAY_HOST={raw!r} must be on or off")
 
 
 def _queue_wait(env: Mapping[str, str]) -> float | None:
     raw = env.get("GEMINI_RELAY_QUEUE_WAIT", "").strip()
-    if raw.lower() in _DISABLED:
+    if raw.lower() in DISABLED:
         return None
-    return _positive(env, "GEMINI_RELAY_QUEUE_WAIT", DEFAULT_QUEUE_WAIT)
+    return positive_setting(env, "GEMINI_RELAY_QUEUE_WAIT", DEFAULT_QUEUE_WAIT)
 
 
 def _roots(raw: str) -> tuple[Path, ...]:
@@ -200,10 +158,10 @@ def _roots(raw: str) -> tuple[Path, ...]:
 
 def default_state_dir(env: Mapping[str, str]) -> Path:
     """GEMINI_RELAY_STATE_DIR, else $XDG_STATE_HOME/gemini-relay, else ~/.local/state/gemini-relay."""
-    explicit = _text(env, "GEMINI_RELAY_STATE_DIR")
+    explicit = text_setting(env, "GEMINI_RELAY_STATE_DIR")
     if explicit:
         return Path(explicit).expanduser()
-    xdg = _text(env, "XDG_STATE_HOME")
+    xdg = text_setting(env, "XDG_STATE_HOME")
     home = Path(env.get("HOME") or Path.home()).expanduser()
     return (Path(xdg).expanduser() if xdg else home / ".local" / "state") / "gemini-relay"
 
@@ -251,21 +209,12 @@ def _toolsets(raw: str) -> frozenset[Toolset]:
     return frozenset(known[n] for n in names)
 
 
-def _text(env: Mapping[str, str], name: str) -> str | None:
+def text_setting(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
 
 
-def _backend(raw: str | None) -> BackendName | None:
-    if raw is None or not raw.strip():
-        return None
-    try:
-        return _BACKEND_ALIASES[raw.strip().lower()]
-    except KeyError:
-        raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: {', '.join(_BACKEND_ALIASES)}") from None
-
-
-def _positive(env: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
+def positive_setting(env: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
     raw = env.get(name, "").strip()
     if not raw:
         return default

@@ -22,7 +22,7 @@ RelayError                       errors.py
 ├── StoreUnwritable              jobs/store/base   the state dir refused a write while a job was created
 ├── StructuredOutputError        content/structured  the answer fails its schema even after the repair turn
 ├── BackendUnavailable           errors.py         an upstream (CLI binary, API key, ACP) cannot be used at all
-│   ├── AcpHandshakeError        backends/acp/wire  `gemini --acp` did not start or complete initialize
+│   ├── AcpHandshakeError        backends/gemini_cli/acp/wire  `gemini --acp` did not start or initialize
 │   └── HostUntrusted            jobs/host/wire    the host socket or its directory is not this user's
 └── RunFailed                    errors.py         a run started and did not succeed: reason, recovery, partial text
     ├── RunTimedOut              errors.py         past its deadline; its process group was stopped

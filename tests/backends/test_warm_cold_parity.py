@@ -18,8 +18,8 @@ import anyio
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from gemini_relay.backends.acp import AcpBackend, WarmPool
-from gemini_relay.backends.gemini_cli import GeminiCliBackend
+from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
+from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
@@ -232,8 +232,8 @@ _NO_REASON_OVER_ACP = (
     "the answer was empty or blocked; cold's stream-json names the reason"
 )
 _PIPE_CUT = (
-    "piped, the cold CLI drops its stdout past 64 KiB at exit (streams/gemini_cli.py PIPE_CUT_BYTES); ACP frames "
-    "every update, so warm gets the whole answer"
+    "piped, the cold CLI drops its stdout past 64 KiB at exit (backends/gemini_cli/decoder.py PIPE_CUT_BYTES); "
+    "ACP frames every update, so warm gets the whole answer"
 )
 # Fields a difference reaches or not by timing: not compared, and why.
 UNCOMPARED: dict[str, dict[str, str]] = {

@@ -78,7 +78,7 @@ class InMemory:
 
     @asynccontextmanager
     async def client(self, **overrides: str) -> AsyncIterator[Client]:
-        deps = build_deps(self.settings(**overrides), backends={BackendName.GEMINI: self.backend})
+        deps = build_deps(self.settings(**overrides), backends={BackendName("gemini"): self.backend})
         # legacy: the initialize handshake and JSON-RPC framing, as over stdio. The default in-process dispatch
         # (2026-07-28) hands the progress callback over without a progressToken in `_meta`, so the relay, which
         # sends keepalives only for a token, would send none.

@@ -46,7 +46,7 @@ class ScriptedBackend:
 
     @property
     def name(self) -> BackendName:
-        return BackendName.GEMINI
+        return BackendName("gemini")
 
     @property
     def command(self) -> str:

@@ -44,7 +44,7 @@ def full_meta(job_id: str = "job-1", *, key: str | None = None, request_hash: st
     return JobMeta(
         job_id=job_id,
         tool="gemini-run",
-        backend=BackendName.GEMINI,
+        backend=BackendName("gemini"),
         spec=spec,
         created_at=1_700_000_000.25,
         priority="optional",
@@ -102,7 +102,7 @@ class StoreContract:
         bare = JobMeta(
             job_id="bare",
             tool="gemini-ask",
-            backend=BackendName.AGY,
+            backend=BackendName("agy"),
             spec=RunSpec(tool="gemini-ask", prompt="p", cwd=Path("/p")),
             created_at=5.0,
         )

@@ -124,7 +124,7 @@ async def submit(engine: RunEngine, record: RunRecord, *, task_status: TaskStatu
 
 
 async def start(tg: anyio.abc.TaskGroup, engine: RunEngine, prompt: str, **kwargs: Any) -> Submitted:
-    record = engine.new_record(spec(prompt, **kwargs), BackendName.GEMINI)
+    record = engine.new_record(spec(prompt, **kwargs), BackendName("gemini"))
     submitted: Submitted = await tg.start(submit, engine, record)
     return submitted
 
@@ -134,9 +134,9 @@ async def start(tg: anyio.abc.TaskGroup, engine: RunEngine, prompt: str, **kwarg
 
 @pytest.mark.anyio
 async def test_a_third_run_waits_for_a_free_slot_and_runs_in_fifo_order() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     a, b, c = (backend.script(p) for p in "abc")
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=2)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=2)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
             run_a = await start(tg, engine, "a")
@@ -164,10 +164,10 @@ async def test_a_third_run_waits_for_a_free_slot_and_runs_in_fifo_order() -> Non
 
 @pytest.mark.anyio
 async def test_queued_runs_are_admitted_in_the_order_they_arrived() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     prompts = [f"p{i}" for i in range(6)]
     scripts = [backend.script(p) for p in prompts]
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
             for p in prompts:
@@ -181,16 +181,16 @@ async def test_queued_runs_are_admitted_in_the_order_they_arrived() -> None:
 
 @pytest.mark.anyio
 async def test_a_backends_own_cap_beats_the_server_wide_one_and_backends_do_not_share_slots() -> None:
-    capped = ScriptedBackend(BackendName.AGY, max_concurrent=1)
-    other = ScriptedBackend(BackendName.GEMINI)
+    capped = ScriptedBackend(BackendName("agy"), max_concurrent=1)
+    other = ScriptedBackend(BackendName("gemini"))
     x, y = capped.script("x"), capped.script("y")
     z = other.script("z")
-    engine = RunEngine({BackendName.AGY: capped, BackendName.GEMINI: other}, max_concurrent=5)
+    engine = RunEngine({BackendName("agy"): capped, BackendName("gemini"): other}, max_concurrent=5)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
-            run_x = await tg.start(submit, engine, engine.new_record(spec("x"), BackendName.AGY))
-            run_y = await tg.start(submit, engine, engine.new_record(spec("y"), BackendName.AGY))
-            await tg.start(submit, engine, engine.new_record(spec("z"), BackendName.GEMINI))
+            run_x = await tg.start(submit, engine, engine.new_record(spec("x"), BackendName("agy")))
+            run_y = await tg.start(submit, engine, engine.new_record(spec("y"), BackendName("agy")))
+            await tg.start(submit, engine, engine.new_record(spec("z"), BackendName("gemini")))
             await x.started.wait()
             await z.started.wait()  # a busy agy does not hold up gemini
             assert run_y.record.state is RunState.QUEUED
@@ -203,10 +203,10 @@ async def test_a_backends_own_cap_beats_the_server_wide_one_and_backends_do_not_
 
 
 def test_an_unknown_backend_is_unavailable() -> None:
-    engine = RunEngine({BackendName.GEMINI: ScriptedBackend(BackendName.GEMINI)}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): ScriptedBackend(BackendName("gemini"))}, max_concurrent=1)
     with pytest.raises(BackendUnavailable, match="The agy backend is not available in this server"):
-        engine.new_record(spec("p"), BackendName.AGY)
-    assert engine.backend(BackendName.GEMINI).name is BackendName.GEMINI
+        engine.new_record(spec("p"), BackendName("agy"))
+    assert engine.backend(BackendName("gemini")).name is BackendName("gemini")
 
 
 # --- outcomes and state ---------------------------------------------------------------------------------------
@@ -214,14 +214,14 @@ def test_an_unknown_backend_is_unavailable() -> None:
 
 @pytest.mark.anyio
 async def test_a_successful_run_goes_queued_starting_running_done_and_reports_its_outcome() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     script = backend.script(
         "p",
         before=[SessionStarted("sess-1", "gemini-2.5-pro"), TextDelta("Hello "), TextDelta("world")],
         after=[Finished(ok=True, status="SUCCESS", usage=USAGE, num_turns=2)],
     )
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
-    record = engine.new_record(spec("p"), BackendName.GEMINI)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
+    record = engine.new_record(spec("p"), BackendName("gemini"))
     record.note("a notice")
     initial = record.state
     assert initial is RunState.QUEUED
@@ -254,7 +254,7 @@ async def test_a_successful_run_goes_queued_starting_running_done_and_reports_it
 
 @pytest.mark.anyio
 async def test_the_upstreams_full_text_and_structured_output_win_over_the_deltas() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     finished = Finished(
         ok=True,
         status="SUCCESS",
@@ -265,9 +265,9 @@ async def test_the_upstreams_full_text_and_structured_output_win_over_the_deltas
     )
     script = backend.script("p", before=[SessionStarted("from-init"), TextDelta("draft")], after=[finished])
     script.release.set()
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND):
-        outcome = await engine.execute(engine.new_record(spec("p"), BackendName.GEMINI))
+        outcome = await engine.execute(engine.new_record(spec("p"), BackendName("gemini")))
     assert outcome.text == '{"a": 1}'
     assert outcome.structured_output == {"a": 1}
     assert outcome.has_structured_output is True
@@ -278,26 +278,26 @@ async def test_the_upstreams_full_text_and_structured_output_win_over_the_deltas
 
 @pytest.mark.anyio
 async def test_a_run_that_ends_without_a_terminal_event_fails_and_keeps_its_streamed_text() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     backend.script("p", before=[TextDelta("only deltas")], after=[]).release.set()
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND), pytest.raises(RunFailed) as caught:
-        await engine.execute(engine.new_record(spec("p"), BackendName.GEMINI))
+        await engine.execute(engine.new_record(spec("p"), BackendName("gemini")))
     assert "without a final result" in caught.value.message
     assert caught.value.partial_text == "only deltas"
 
 
 @pytest.mark.anyio
 async def test_a_backend_failure_marks_the_record_failed_and_attaches_the_partial_text() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     script = backend.script(
         "p",
         before=[TextDelta("half an ")],
         error=RunFailed("quota gone", reason=FailureReason.QUOTA_EXHAUSTED, retryable=False),
     )
     script.release.set()
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
-    record = engine.new_record(spec("p"), BackendName.GEMINI)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
+    record = engine.new_record(spec("p"), BackendName("gemini"))
     with anyio.fail_after(BOUND), pytest.raises(RunFailed) as info:
         await engine.execute(record)
     assert info.value.partial_text == "half an "
@@ -311,28 +311,28 @@ async def test_a_backend_failure_marks_the_record_failed_and_attaches_the_partia
 
 @pytest.mark.anyio
 async def test_a_partial_text_the_backend_set_itself_is_kept() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     script = backend.script("p", before=[TextDelta("streamed")], error=RunFailed("x", partial_text="own"))
     script.release.set()
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND), pytest.raises(RunFailed) as info:
-        await engine.execute(engine.new_record(spec("p"), BackendName.GEMINI))
+        await engine.execute(engine.new_record(spec("p"), BackendName("gemini")))
     assert info.value.partial_text == "own"
 
 
 @pytest.mark.anyio
 async def test_a_backend_that_cannot_start_fails_the_record_and_frees_its_slot() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     backend.script("bad", error=BackendUnavailable("gemini is not installed")).release.set()
     backend.script("good", after=[Finished(ok=True, status="SUCCESS")]).release.set()
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
-    record = engine.new_record(spec("bad"), BackendName.GEMINI)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
+    record = engine.new_record(spec("bad"), BackendName("gemini"))
     with anyio.fail_after(BOUND):
         with pytest.raises(BackendUnavailable):
             await engine.execute(record)
         assert record.state is RunState.FAILED
         assert record.error == "gemini is not installed"
-        await engine.execute(engine.new_record(spec("good"), BackendName.GEMINI))
+        await engine.execute(engine.new_record(spec("good"), BackendName("gemini")))
 
 
 # --- deadline -------------------------------------------------------------------------------------------------
@@ -340,10 +340,10 @@ async def test_a_backend_that_cannot_start_fails_the_record_and_frees_its_slot()
 
 @pytest.mark.anyio
 async def test_a_run_past_its_deadline_raises_run_timed_out_with_the_partial_text() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     backend.script("slow", before=[SessionStarted("s"), TextDelta("so far")])  # never released
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
-    record = engine.new_record(spec("slow", timeout=0.2), BackendName.GEMINI)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
+    record = engine.new_record(spec("slow", timeout=0.2), BackendName("gemini"))
     with anyio.fail_after(BOUND), pytest.raises(RunTimedOut) as info:
         await engine.execute(record)
     assert info.value.message == "fake timed out after 0.2s"
@@ -358,10 +358,10 @@ async def test_a_run_past_its_deadline_raises_run_timed_out_with_the_partial_tex
 
 @pytest.mark.anyio
 async def test_the_deadline_starts_when_the_run_is_admitted_not_while_it_queues() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     first = backend.script("first")
     backend.script("second", after=[TextDelta("ok"), Finished(ok=True, status="SUCCESS")])
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
             await start(tg, engine, "first")
@@ -385,10 +385,10 @@ async def test_the_deadline_starts_when_the_run_is_admitted_not_while_it_queues(
 
 @pytest.mark.anyio
 async def test_cancel_all_stops_running_and_queued_runs_with_a_message_naming_the_tool() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     running = backend.script("running", before=[TextDelta("partial answer")])
     backend.script("queued")
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
             run_1 = await start(tg, engine, "running", tool="gemini-ask")
@@ -418,26 +418,26 @@ async def test_cancel_all_stops_running_and_queued_runs_with_a_message_naming_th
 
 @pytest.mark.anyio
 async def test_cancel_all_with_nothing_active_cancels_nothing() -> None:
-    engine = RunEngine({BackendName.GEMINI: ScriptedBackend(BackendName.GEMINI)}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): ScriptedBackend(BackendName("gemini"))}, max_concurrent=1)
     assert engine.cancel_all("was cancelled by gemini-cancel") == 0
 
 
 @pytest.mark.anyio
 async def test_runs_that_already_finished_are_not_counted_by_cancel_all() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     backend.script("done").release.set()
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND):
-        await engine.execute(engine.new_record(spec("done"), BackendName.GEMINI))
+        await engine.execute(engine.new_record(spec("done"), BackendName("gemini")))
     assert engine.cancel_all("was cancelled by gemini-cancel") == 0
 
 
 @pytest.mark.anyio
 async def test_cancelling_the_caller_cancels_the_run_and_propagates() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     script = backend.script("p", before=[TextDelta("x")])
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=1)
-    record = engine.new_record(spec("p"), BackendName.GEMINI)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
+    record = engine.new_record(spec("p"), BackendName("gemini"))
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
 
@@ -457,7 +457,7 @@ async def test_cancelling_the_caller_cancels_the_run_and_propagates() -> None:
 
 
 def new_record() -> RunRecord:
-    return RunRecord(spec=spec("p"), backend=BackendName.GEMINI)
+    return RunRecord(spec=spec("p"), backend=BackendName("gemini"))
 
 
 def test_session_started_sets_the_session_and_model_and_an_empty_one_keeps_them() -> None:
@@ -584,9 +584,9 @@ def test_elapsed_counts_from_creation_until_the_run_is_admitted() -> None:
 
 @pytest.mark.anyio
 async def test_cancelling_one_run_by_id_leaves_the_others_running() -> None:
-    backend = ScriptedBackend(BackendName.GEMINI)
+    backend = ScriptedBackend(BackendName("gemini"))
     a, b = backend.script("a"), backend.script("b")
-    engine = RunEngine({BackendName.GEMINI: backend}, max_concurrent=2)
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=2)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
             run_a = await start(tg, engine, "a")

@@ -31,7 +31,7 @@ BOUND = 10.0
 async def executor(tmp_path: Path, backend: ScriptedBackend) -> AsyncIterator[Deps]:
     env = {"HOME": str(tmp_path), "PATH": str(tmp_path), "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state"),
            "GEMINI_RELAY_HOST": "off", "GEMINI_MCP_BACKEND": "gemini", "GEMINI_RELAY_MAX_CONCURRENT": "1"}  # fmt: skip
-    deps = build_deps(Settings.from_env(env, cwd=tmp_path), backends={BackendName.GEMINI: backend})
+    deps = build_deps(Settings.from_env(env, cwd=tmp_path), backends={BackendName("gemini"): backend})
     with anyio.fail_after(BOUND):
         async with deps.serving():
             yield deps
@@ -46,7 +46,7 @@ async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole
     backend.queue(answer("the whole answer", pieces=3))
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None and deps.own_host is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName.GEMINI)
+        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
         outcome = await deps.engine.execute(record)
         status = deps.jobs.status(record.run_id)
     assert outcome.text == "the whole answer"
@@ -64,7 +64,7 @@ async def test_the_server_holds_a_proxy_and_only_the_host_has_an_engine(tmp_path
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert isinstance(deps.engine, JobProxy) and not isinstance(deps.engine, RunEngine)
         assert deps.own_host is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName.GEMINI)
+        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
         tg.start_soon(deps.engine.execute, record)
         with anyio.fail_after(BOUND):
             while [r.run_id for r in deps.own_host.engine.active] != [record.run_id]:
@@ -76,7 +76,7 @@ async def test_a_refused_request_creates_no_job(tmp_path: Path) -> None:
     async with executor(tmp_path, ScriptedBackend()) as deps:
         assert deps.jobs is not None
         with pytest.raises(InputError):
-            await deps.engine.register(spec(tmp_path, "x", conversation="not/a valid id\n"), BackendName.GEMINI)
+            await deps.engine.register(spec(tmp_path, "x", conversation="not/a valid id\n"), BackendName("gemini"))
         assert deps.jobs.store.job_ids() == []
 
 
@@ -86,11 +86,11 @@ async def test_the_same_idempotency_key_returns_the_same_job_and_another_request
     backend.queue(Script(deltas=("held",), hold=hold))
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None
-        first = await deps.engine.register(spec(tmp_path), BackendName.GEMINI, JobOptions(idempotency_key="k"))
-        again = await deps.engine.register(spec(tmp_path), BackendName.GEMINI, JobOptions(idempotency_key="k"))
+        first = await deps.engine.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
+        again = await deps.engine.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
         assert again.reused_job and again.run_id == first.run_id
         with pytest.raises(JobConflict):
-            await deps.engine.register(spec(tmp_path, "other"), BackendName.GEMINI, JobOptions(idempotency_key="k"))
+            await deps.engine.register(spec(tmp_path, "other"), BackendName("gemini"), JobOptions(idempotency_key="k"))
         assert deps.jobs.store.job_ids() == [first.run_id]
         hold.set()
 
@@ -100,9 +100,9 @@ async def test_a_busy_conversation_refuses_a_second_continuation_at_once(tmp_pat
     backend = ScriptedBackend()
     backend.queue(Script(deltas=("held",), hold=hold))
     async with executor(tmp_path, backend) as deps:
-        await deps.engine.register(spec(tmp_path, conversation="conv-1"), BackendName.GEMINI)
+        await deps.engine.register(spec(tmp_path, conversation="conv-1"), BackendName("gemini"))
         with pytest.raises(JobConflict, match="already has a run in flight"):
-            await deps.engine.register(spec(tmp_path, "again", conversation="conv-1"), BackendName.GEMINI)
+            await deps.engine.register(spec(tmp_path, "again", conversation="conv-1"), BackendName("gemini"))
         hold.set()
 
 
@@ -114,9 +114,9 @@ async def test_a_run_cancelled_while_queued_behind_the_cap_ends_cancelled(
     backend.queue(Script(deltas=("held",), hold=hold))
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert deps.jobs is not None
-        first = await deps.engine.register(spec(tmp_path, "first"), BackendName.GEMINI)
+        first = await deps.engine.register(spec(tmp_path, "first"), BackendName("gemini"))
         tg.start_soon(deps.engine.execute, first)
-        queued = await deps.engine.register(spec(tmp_path, "queued"), BackendName.GEMINI)
+        queued = await deps.engine.register(spec(tmp_path, "queued"), BackendName("gemini"))
         status = await deps.jobs.cancel(queued.run_id)
         hold.set()
     assert status.state is RunState.CANCELLED

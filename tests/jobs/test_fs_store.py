@@ -24,7 +24,7 @@ from gemini_relay.jobs.store.files import FileJobStore
 def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Path) -> None:
     store = FileJobStore(tmp_path / "state")
     store.create(
-        JobMeta("j1", "gemini-ask", BackendName.GEMINI, RunSpec("gemini-ask", "secret", tmp_path), time.time())
+        JobMeta("j1", "gemini-ask", BackendName("gemini"), RunSpec("gemini-ask", "secret", tmp_path), time.time())
     )
     for path in (store.root, store.jobs, store.keys, store.locks, store.dir("j1")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
@@ -32,7 +32,7 @@ def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Pa
 
 def test_recorded_files_accumulate_once_each_beside_a_files_list_in_the_result(tmp_path: Path) -> None:
     store = FileJobStore(tmp_path / "state")
-    store.create(JobMeta("j1", "gemini-image", BackendName.AGY, RunSpec("gemini-image", "x", tmp_path), time.time()))
+    store.create(JobMeta("j1", "gemini-image", BackendName("agy"), RunSpec("gemini-image", "x", tmp_path), time.time()))
     assert store.files("j1") == []
     store.record_files("j1", ["/p/a.png"])
     store.record_files("j1", ["/p/a.png", "/p/b.mp4"])
@@ -44,14 +44,14 @@ def test_recorded_files_accumulate_once_each_beside_a_files_list_in_the_result(t
 
 def test_appended_text_with_a_lone_surrogate_is_kept_with_a_replacement_character(tmp_path: Path) -> None:
     store = FileJobStore(tmp_path / "state")
-    store.create(JobMeta("j1", "gemini-ask", BackendName.GEMINI, RunSpec("gemini-ask", "p", tmp_path), time.time()))
+    store.create(JobMeta("j1", "gemini-ask", BackendName("gemini"), RunSpec("gemini-ask", "p", tmp_path), time.time()))
     store.append_text("j1", "half \ud800 pair")
     store.append_text("j1", ", and the rest")
     assert store.text("j1") == "half \ufffd pair, and the rest"
 
 
 def _meta(tmp_path: Path, job_id: str = "j1") -> JobMeta:
-    return JobMeta(job_id, "gemini-run", BackendName.GEMINI, RunSpec("gemini-run", "p", tmp_path), time.time())
+    return JobMeta(job_id, "gemini-run", BackendName("gemini"), RunSpec("gemini-run", "p", tmp_path), time.time())
 
 
 def test_a_failing_write_refuses_the_job_clearly_and_leaves_nothing_of_it(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_a_jobs_environment_is_kept_apart_from_its_meta_readable_by_the_owner_on
 
 def job_with_records(tmp_path: Path) -> FileJobStore:
     store = FileJobStore(tmp_path / "state")
-    store.create(JobMeta("j1", "gemini-ask", BackendName.GEMINI, RunSpec("gemini-ask", "p", tmp_path), time.time()))
+    store.create(JobMeta("j1", "gemini-ask", BackendName("gemini"), RunSpec("gemini-ask", "p", tmp_path), time.time()))
     store.record_files("j1", ["/p/a.png"])
     return store
 

@@ -18,7 +18,7 @@ from gemini_relay.supervise.liveness import describe
 def new_job(store: FileJobStore, cwd: Path, tool: str = "gemini-run", model: str = "gemini-2.5-pro") -> str:
     job_id = uuid.uuid4().hex[:12]
     spec = RunSpec(tool=tool, prompt="a prompt", cwd=cwd, model=model)
-    store.create(JobMeta(job_id=job_id, tool=tool, backend=BackendName.GEMINI, spec=spec, created_at=time.time()))
+    store.create(JobMeta(job_id=job_id, tool=tool, backend=BackendName("gemini"), spec=spec, created_at=time.time()))
     return job_id
 
 

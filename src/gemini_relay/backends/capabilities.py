@@ -1,5 +1,7 @@
 """What a backend can do besides answering, as protocols: a tool asks the registry for one of these and never
 branches on which backend is active. A backend has a capability by implementing its protocol.
+
+The data here is neutral: backends fill it, tools read it, and this module imports no backend.
 """
 
 from __future__ import annotations
@@ -8,9 +10,54 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from gemini_relay.backends.agy_image import SavedImage
-from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.streams.transcript import Transcript
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")  # the image files a backend saves
+# A media file a backend names itself, `<date>-<slug>-<id><ext>`, and its `.json` sidecar, at the longest: the room a
+# media folder must leave below PATH_MAX (checked before anything is generated).
+GENERATED_SLUG_CHARS = 40
+GENERATED_NAME_BYTES = len("20260101-000000-") + GENERATED_SLUG_CHARS + len("-abcdef") + len(".webp") + len(".json")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One saved conversation, as gemini-conversations lists it."""
+
+    id: str
+    last_active: str
+    cwd: str
+    first_prompt: str
+
+
+@dataclass(frozen=True)
+class ImageRequest:
+    """Where gemini-image's file goes (`output_path` as given, else `default_dir`), and the shape it asked for."""
+
+    output_path: str | None
+    default_dir: Path
+    aspect_ratio: str
+    size: str | None
+
+
+@dataclass(frozen=True)
+class SavedImage:
+    path: Path  # where the caller finds it (the copy)
+    source: Path  # the upstream's own file
+    dimensions: tuple[int, int] | None
+    notices: list[str] = field(default_factory=list[str])
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file kept by the upstream for later calls (the Gemini Files API: `files/<id>`, kept ~48 h)."""
+
+    name: str  # files/<id>
+    uri: str
+    mime_type: str
+    size_bytes: int | None
+    expires: str | None
+    display_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,15 +140,39 @@ class Traits(Protocol):
 
 @runtime_checkable
 class SavesImages(Protocol):
-    async def save_image(
-        self,
-        record: Transcript,
-        *,
-        since: float,
-        output_path: str | None,
-        default_dir: Path,
-        aspect_ratio: str,
-        size: str | None,
-    ) -> SavedImage:
-        """After an image run: the file the agent made, copied into the project (jailed)."""
+    """An agent that makes image files itself: the relay asks it in words and copies the file it made."""
+
+    @property
+    def saved_name_bytes(self) -> int:
+        """The bytes the name of a file it saves into a folder may take (checked against PATH_MAX up front)."""
         ...
+
+    def image_prompt(self, prompt: str, aspect_ratio: str, size: str | None) -> str:
+        """The run's prompt; raises InputError for a ratio or size the agent's image model does not make."""
+        ...
+
+    async def save_image(self, record: Transcript, request: ImageRequest, *, since: float) -> SavedImage:
+        """After the image run (started at wall-clock `since`): the file the agent made, copied (jailed)."""
+        ...
+
+
+@runtime_checkable
+class MakesMedia(Protocol):
+    """An upstream that generates images, video and music (runs whose RunSpec.media is set) and keeps uploads."""
+
+    @property
+    def name(self) -> BackendName: ...
+
+    def media_ready(self) -> None:
+        """Raises BackendUnavailable, saying how to fix it, when no generation can run (no credentials)."""
+        ...
+
+    def latest_interaction(self, folder: Path) -> str | None:
+        """The newest image interaction whose sidecar lies in `folder` (to continue its chain), or None."""
+        ...
+
+    async def list_files(self, limit: int) -> list[StoredFile]: ...
+
+    async def upload_file(self, path: Path, mime_type: str) -> StoredFile: ...
+
+    async def delete_file(self, name: str) -> None: ...

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 ALLOWED_PREFIXES = ("GOOGLE_", "GEMINI_", "CLOUDSDK_", "LC_", "XDG_")
 ALLOWED_KEYS = frozenset(
@@ -28,20 +27,17 @@ def child_env(environ: Mapping[str, str], extra: Mapping[str, str] | None = None
     return env
 
 
-# What the relay itself reads besides the child allowlist (its settings, agy's binary and defaults).
-_RELAY_PREFIXES = ("GEMINI_RELAY_", "GEMINI_MCP_", "AGY_")
+# What the relay itself reads besides the child allowlist (its settings).
+_RELAY_PREFIXES = ("GEMINI_RELAY_", "GEMINI_MCP_")
 
 
-def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The part of a server's environment that can change what a backend does: the child allowlist plus the relay's
-    own settings. Two servers that differ only elsewhere (WINDOWID, OLDPWD, a shell's SHLVL) run the same backends."""
+def relevant_env(
+    environ: Mapping[str, str], *, prefixes: tuple[str, ...] = (), keys: frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """The part of a server's environment that can change what a backend does: the child allowlist, the relay's own
+    settings, and what the backends read beyond them (`prefixes`, `keys`: registry.relevant_env passes each entry's).
+    Two servers that differ only elsewhere (WINDOWID, OLDPWD, a shell's SHLVL) run the same backends."""
+    wanted = (*ALLOWED_PREFIXES, *_RELAY_PREFIXES, *prefixes)
     return {
-        key: value
-        for key, value in environ.items()
-        if key in ALLOWED_KEYS or key.startswith(ALLOWED_PREFIXES) or key.startswith(_RELAY_PREFIXES)
+        key: value for key, value in environ.items() if key in ALLOWED_KEYS or key in keys or key.startswith(wanted)
     }
-
-
-def gemini_home(env: Mapping[str, str]) -> Path:
-    """The directory holding the CLI's `.gemini` state folder."""
-    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()).expanduser()

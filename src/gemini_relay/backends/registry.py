@@ -1,26 +1,25 @@
-"""The backend registry: the one list of backends, what each can do, how its runs are run, and the automatic choice.
+"""The backend registry: the one list of backends, what each can do, and the automatic choice.
 
-Adding a backend is one entry in BACKENDS. The server (app.py) and the job supervisor build backends here alone; a
-tool asks `provider(<capability protocol>)` for the active backend instead of branching on which one it is.
+A backend is one package under backends/ that exports `ENTRY` (entry.py), and one `register` line below. The server
+(app.py) and the relay host build backends here alone; a tool asks for a capability (`models()`, `media()`, ...:
+backends/capabilities.py) instead of branching on which backend is active, and nothing outside this module names a
+backend's package.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
-from enum import StrEnum
-from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
-from gemini_relay.backends.agy import AgyBackend
-from gemini_relay.backends.agy_warm import WarmAgyBackend
-from gemini_relay.backends.api import ApiBackend
+from gemini_relay.backends import agy, api, gemini_cli
 from gemini_relay.backends.base import Backend
 from gemini_relay.backends.capabilities import (
     Diagnoses,
     ListsConversations,
     ListsModels,
+    MakesMedia,
     NamesConversationsUpFront,
     ReportsQuota,
     SavesImages,
@@ -28,39 +27,73 @@ from gemini_relay.backends.capabilities import (
     Traits,
     WarmsUp,
 )
-from gemini_relay.backends.gemini import GeminiBackend
-from gemini_relay.backends.gemini_cli import GeminiCliBackend
+from gemini_relay.backends.entry import BackendEntry, BuiltBackend
+from gemini_relay.backends.env import relevant_env as _relevant_env
 from gemini_relay.backends.probe import ProbeCache
-from gemini_relay.config import Settings
+from gemini_relay.config import DISABLED, Settings
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.errors import BackendUnavailable
+from gemini_relay.errors import BackendUnavailable, ConfigError
+
+_ENTRIES: dict[BackendName, BackendEntry] = {}
 
 
-class RunnerKind(StrEnum):
-    """How the engine gets a backend's runs done."""
+def register(entry: BackendEntry) -> Callable[[], None]:
+    """Add a backend to every registry built from now on; returns the call that takes it out again (tests).
 
-    DURABLE = "durable"  # a detached supervisor per job (outlives the server)
-    INLINE = "inline"  # in the server process
+    Raises:
+        ValueError: its name or an alias is already taken.
+    """
+    taken = {spelling for known in _ENTRIES.values() for spelling in (known.name, *known.aliases)}
+    clash = taken & {entry.name, *entry.aliases}
+    if clash:
+        raise ValueError(f"backend {entry.name}: {', '.join(sorted(clash))} is already registered")
+    _ENTRIES[entry.name] = entry
+
+    def unregister() -> None:
+        if _ENTRIES.get(entry.name) is entry:
+            del _ENTRIES[entry.name]
+
+    return unregister
 
 
-class _Buildable(Backend, Protocol):
-    def validate_config(self) -> None: ...
+register(agy.ENTRY)
+register(gemini_cli.ENTRY)
+register(api.ENTRY)
 
 
-@dataclass(frozen=True)
-class Entry:
-    name: BackendName
-    label: str  # for messages: "agy (Antigravity CLI)"
-    build: Callable[[Settings, ProbeCache], _Buildable]
-    runner: RunnerKind = RunnerKind.DURABLE
-    warm_capable: bool = False  # with GEMINI_RELAY_WARM on, its runs are served in-process from warm children
+def entries() -> tuple[BackendEntry, ...]:
+    """Every registered backend, in the order of the automatic choice."""
+    return tuple(sorted(_ENTRIES.values(), key=lambda e: e.preference))
 
 
-BACKENDS: tuple[Entry, ...] = (
-    Entry(BackendName.AGY, "agy (Antigravity CLI)", lambda s, p: WarmAgyBackend(s, p), warm_capable=True),
-    Entry(BackendName.GEMINI, "Gemini CLI", lambda s, p: GeminiBackend(s, p), warm_capable=True),
-    Entry(BackendName.API, "Gemini API (google-genai)", lambda s, _p: ApiBackend(s)),
-)
+def names() -> tuple[BackendName, ...]:
+    """The names of the registered backends: the closed set GEMINI_MCP_BACKEND chooses from."""
+    return tuple(e.name for e in entries())
+
+
+def resolve_name(raw: str) -> BackendName:
+    """A backend's name or alias (as GEMINI_MCP_BACKEND gives it) -> its name.
+
+    Raises:
+        ConfigError: no registered backend is called that.
+    """
+    spelling = raw.strip().lower()
+    for entry in entries():
+        if spelling in (entry.name, *entry.aliases):
+            return entry.name
+    known = ", ".join(s for e in entries() for s in (e.name, *e.aliases))
+    raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: {known}")
+
+
+def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of a server's environment that can change what a backend does (backends/env.py), with the variables
+    each registered backend reads beyond the shared allowlist."""
+    known = entries()
+    return _relevant_env(
+        environ,
+        prefixes=tuple(p for e in known for p in e.env_prefixes),
+        keys=frozenset(k for e in known for k in e.env_keys),
+    )
 
 
 @dataclass(frozen=True)
@@ -82,31 +115,21 @@ class BackendRegistry:
     ) -> None:
         """`overrides` replaces the named backends with ready-made ones (tests: a scripted backend, no process).
         `warm_here`: this process owns the warm pools (the relay host does; a server does only when there is no
-        host). Default: GEMINI_RELAY_WARM on and GEMINI_RELAY_HOST off."""
+        host). Default: GEMINI_RELAY_WARM on and GEMINI_RELAY_HOST off.
+
+        Raises:
+            ConfigError: GEMINI_MCP_BACKEND names no registered backend, or a backend's settings section is malformed.
+        """
         self.settings = settings
         probes = probes or ProbeCache(settings.state_dir / "probes")
         self.warm_here = settings.warm and not settings.host if warm_here is None else warm_here
-        # A warm child lives in the process that owns it: a server that owns one runs those backends inline.
-        inline = self.warm_here and warm_here is None
-        self.entries: Mapping[BackendName, Entry] = {
-            e.name: replace(e, runner=RunnerKind.INLINE) if e.warm_capable and inline else e for e in BACKENDS
-        }
-        built: dict[BackendName, Backend] = {e.name: e.build(settings, probes) for e in BACKENDS}
+        self.entries: Mapping[BackendName, BackendEntry] = {e.name: e for e in entries()}
+        self._chosen = resolve_name(settings.backend) if settings.backend is not None else None
+        built: dict[BackendName, BuiltBackend] = {e.name: e.build(settings, probes) for e in self.entries.values()}
+        self._built = built
         self.backends: Mapping[BackendName, Backend] = {**built, **(overrides or {})}
         self._auto: Selection | None = None
         self._notice_taken = False
-
-    @property
-    def agy(self) -> AgyBackend:
-        backend = self.backends[BackendName.AGY]
-        assert isinstance(backend, AgyBackend)
-        return backend
-
-    @property
-    def gemini(self) -> GeminiCliBackend:
-        backend = self.backends[BackendName.GEMINI]
-        assert isinstance(backend, GeminiCliBackend)
-        return backend
 
     async def open(self) -> None:
         """Enter every backend's warm pool in the owner's task (which must also call `aclose`); a no-op in a
@@ -142,10 +165,37 @@ class BackendRegistry:
 
     def validate_config(self) -> None:
         """Fail fast on settings that name a backend explicitly (an explicit AGY_CLI_PATH that is not there)."""
-        self.agy.validate_config()
+        for backend in self._built.values():
+            backend.validate_config()
 
     def backend(self, name: BackendName) -> Backend:
-        return self.backends[name]
+        """Raises BackendUnavailable for a name no backend of this registry has (a job of another relay version)."""
+        try:
+            return self.backends[name]
+        except KeyError:
+            raise BackendUnavailable(
+                f"No backend is called {name!r} here (known: {', '.join(self.backends)})."
+            ) from None
+
+    def label(self, name: BackendName) -> str:
+        """`agy backend (Antigravity CLI)`: a backend as messages name it."""
+        entry = self.entries.get(name)
+        return entry.label if entry is not None else f"{name} backend"
+
+    def diagnosed(self) -> list[BackendName]:
+        """The backends gemini-doctor checks: the active one, and those always shown (the CLIs: a user switching
+        upstream wants to see both)."""
+        active = self.select().backend
+        return [name for name, entry in self.entries.items() if name == active or entry.always_diagnosed]
+
+    def fallback_for(self, name: BackendName) -> str | None:
+        """The model a capacity failure on `name` is retried on (GEMINI_FALLBACK_MODEL, else the backend's own), or
+        None when fallback is off."""
+        raw = self.settings.fallback_model
+        if raw is None:
+            entry = self.entries.get(name)
+            return entry.fallback_model if entry is not None else None
+        return None if raw.lower() in DISABLED else raw
 
     # A tool asks for a capability; a backend has it by implementing the protocol (backends/capabilities.py).
 
@@ -165,6 +215,13 @@ class BackendRegistry:
         """The active backend, when its agent makes image files itself (agy); None otherwise."""
         backend = self.backends[self.select().backend]
         return backend if isinstance(backend, SavesImages) else None
+
+    def media(self) -> MakesMedia:
+        """The backend that generates images, video and music: media jobs go to it whichever backend is active."""
+        for backend in self.backends.values():
+            if isinstance(backend, MakesMedia):
+                return backend
+        raise BackendUnavailable("No backend of this server generates media.")
 
     def default_model(self, name: BackendName) -> str | None:
         backend = self.backends[name]
@@ -193,16 +250,17 @@ class BackendRegistry:
         chosen = name or self.select().backend
         backend = self.backends[chosen]
         if not isinstance(backend, capability):
-            raise BackendUnavailable(f"The {chosen.value} backend ({self.entries[chosen].label}) cannot {what}.")
+            raise BackendUnavailable(f"The {self.label(chosen)} cannot {what}.")
         return backend
 
     def select(self) -> Selection:
-        """GEMINI_MCP_BACKEND when set; else agy when found, else the Gemini CLI when found, else the API when a key
-        is set, else the Gemini CLI (whose calls then say how to install it). Resolved once per process."""
-        if self.settings.backend is not None:
-            return Selection(self.settings.backend)
+        """GEMINI_MCP_BACKEND when set; else the first backend, by preference, that detects itself (agy when found,
+        else the Gemini CLI when found, else the API when a key is set), else the default choice (the Gemini CLI,
+        whose calls then say how to install it). Resolved once per process."""
+        if self._chosen is not None:
+            return Selection(self._chosen)
         if self._auto is None:
-            self._auto = _choose(self.settings, self.agy.locate, self.gemini.locate)
+            self._auto = choose(tuple(self.entries.values()), self.settings)
         return self._auto
 
     def take_notice(self) -> str | None:
@@ -213,25 +271,23 @@ class BackendRegistry:
         return self.select().notice
 
 
-def _choose(
-    settings: Settings, locate_agy: Callable[[], Path | None], locate_gemini: Callable[[], Path | None]
-) -> Selection:
-    agy = locate_agy()
-    if agy is not None:
-        return Selection(
-            BackendName.AGY,
-            f"Using the agy backend (Antigravity CLI at {agy}) because GEMINI_MCP_BACKEND is unset and agy "
-            "was found. Set GEMINI_MCP_BACKEND=gemini to use the Gemini CLI instead.",
-        )
-    has_key = any(settings.env.get(k, "").strip() for k in ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
-    if locate_gemini() is None and has_key:
-        return Selection(
-            BackendName.API,
-            "Using the api backend (the Gemini API through google-genai) because GEMINI_MCP_BACKEND is unset, "
-            "neither agy nor the Gemini CLI was found, and an API key is set.",
-        )
-    return Selection(
-        BackendName.GEMINI,
-        "Using the gemini backend (Gemini CLI) because GEMINI_MCP_BACKEND is unset and agy was not found "
-        "on PATH (set AGY_CLI_PATH, or GEMINI_MCP_BACKEND to choose explicitly).",
-    )
+def choose(candidates: tuple[BackendEntry, ...], settings: Settings) -> Selection:
+    """The automatic choice among `candidates` (in preference order), with the notice that says why."""
+    absent: list[str] = []
+    for entry in candidates:
+        found = entry.detect(settings) if entry.detect is not None else None
+        if found is not None:
+            return Selection(entry.name, _notice(entry, [*absent, found], candidates))
+        if entry.detect is not None and entry.absent:
+            absent.append(entry.absent)
+    default = next((e for e in candidates if e.default_choice), None)
+    if default is None:
+        raise ConfigError("GEMINI_MCP_BACKEND is unset and no backend is registered as the default choice")
+    return Selection(default.name, _notice(default, absent, candidates))
+
+
+def _notice(entry: BackendEntry, reasons: list[str], candidates: tuple[BackendEntry, ...]) -> str:
+    why = ["GEMINI_MCP_BACKEND is unset", *reasons]
+    because = ", ".join(why[:-1]) + " and " + why[-1] if len(why) > 1 else why[0]
+    others = ", ".join(e.name for e in candidates if e is not entry)
+    return f"Using the {entry.label} because {because}. Set GEMINI_MCP_BACKEND to choose another ({others})."

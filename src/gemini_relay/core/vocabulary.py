@@ -1,8 +1,9 @@
-"""Closed vocabularies shared by the engine, the tools and the tests."""
+"""Vocabularies shared by the engine, the tools and the tests: closed enums, and the open set of backend names."""
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import NewType
 
 
 class RunState(StrEnum):
@@ -35,12 +36,8 @@ class FailureReason(StrEnum):
     UNKNOWN = "unknown"
 
 
-class BackendName(StrEnum):
-    """The upstreams a run can go to."""
-
-    AGY = "agy"
-    GEMINI = "gemini"
-    API = "api"
+BackendName = NewType("BackendName", str)
+"""An upstream a run can go to: the name its entry registers (backends/registry.py), e.g. `agy`."""
 
 
 class Toolset(StrEnum):

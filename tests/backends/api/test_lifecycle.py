@@ -30,7 +30,7 @@ def test_importing_the_package_does_not_load_the_sdk() -> None:
 
 def test_the_constructor_is_all_the_wiring_needs(world: ApiWorld) -> None:
     backend = build_api_backend(world.settings())
-    assert (backend.name, backend.command, backend.max_concurrent) == (BackendName.API, "gemini-api", None)
+    assert (backend.name, backend.command, backend.max_concurrent) == (BackendName("api"), "gemini-api", None)
 
 
 def test_check_spec_refuses_what_a_run_would_before_any_request(world: ApiWorld) -> None:

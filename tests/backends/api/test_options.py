@@ -7,19 +7,19 @@ import pytest
 from gemini_relay.backends.api import resolve_model
 from gemini_relay.backends.api.common import DEFAULT_MODEL
 from gemini_relay.backends.api.options import thinking_config
-from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.errors import InputError
 
 
 def test_aliases_map_to_the_gemini_cli_ids() -> None:
-    for alias, target in MODEL_ALIASES.items():
+    for alias, target in GEMINI_ALIASES.items():
         assert resolve_model(alias, None) == target
         assert resolve_model(alias.upper(), None) == target
 
 
 def test_no_model_or_auto_uses_the_configured_default_else_the_built_in_one() -> None:
     assert resolve_model(None, "gemini-2.5-flash") == "gemini-2.5-flash"
-    assert resolve_model("auto", "flash") == MODEL_ALIASES["flash"]
+    assert resolve_model("auto", "flash") == GEMINI_ALIASES["flash"]
     assert resolve_model(None, None) == resolve_model("auto", "auto") == DEFAULT_MODEL
 
 

@@ -15,15 +15,15 @@ from typing import Any, cast
 
 import anyio
 
-from gemini_relay.backends.acp import AcpBackend, WarmPool
-from gemini_relay.backends.agy import AgyBackend
+from gemini_relay.backends.agy.backend import AgyBackend
 from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.gemini_cli import GeminiCliBackend
+from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
+from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, TextDelta
 from gemini_relay.core.spec import RunSpec
-from tests.backends.conftest import FAKE_AGY, AgyWorld
+from tests.backends.agy.conftest import FAKE_AGY, AgyWorld
 from tests.fakes import fake_agy, fake_gemini_api
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import isolated_cli_env
@@ -167,7 +167,7 @@ class EmulatorAdapter(Adapter):
 
 
 class CliWorld(EmulatorAdapter):
-    """The real Gemini CLI 0.61.0, one process per run (backends/gemini_cli.py)."""
+    """The real Gemini CLI 0.61.0, one process per run (backends/gemini_cli/backend.py)."""
 
     def cli_env(self, base_url: str) -> dict[str, str]:
         cli = isolated_cli_env(self.base, base_url)
@@ -197,7 +197,7 @@ class CliWorld(EmulatorAdapter):
 
 
 class AcpWorld(CliWorld):
-    """The real Gemini CLI 0.61.0 warm over ACP (backends/acp/), one pool per test."""
+    """The real Gemini CLI 0.61.0 warm over ACP (backends/gemini_cli/acp/), one pool per test."""
 
     @asynccontextmanager
     async def _warm(self) -> AsyncIterator[Backend]:
@@ -247,7 +247,7 @@ class ApiWorld(EmulatorAdapter):
 
 
 class AgyAdapter(Adapter):
-    """The fake agy (tests/fakes/fake_agy.py), one process per run (backends/agy.py)."""
+    """The fake agy (tests/fakes/fake_agy.py), one process per run (backends/agy/backend.py)."""
 
     def expected_answer(self, text: str) -> str:
         return f"Hello from fake agy! You said: {self.prompt(Behaviour.ANSWER, text)}"

@@ -1,8 +1,9 @@
 """The api backend (GEMINI_MCP_BACKEND=api): the Gemini REST API through google-genai, no CLI and no Node.
 
 Public surface:
-- `build_api_backend(settings)` / `ApiBackend(settings)`: the backend (`name` BackendName.API, `command`
-  "gemini-api", `max_concurrent` None); its `run(spec)` is an async generator of core.events ending in Finished,
+- `ENTRY`: its line in the registry (backends/registry.py).
+- `build_api_backend(settings)` / `ApiBackend(settings)`: the backend (`name` "api", `command` "gemini-api",
+  `max_concurrent` None); its `run(spec)` is an async generator of core.events ending in Finished,
   or raises RunFailed / RunTimedOut / BackendUnavailable / InputError.
 - `ApiBackend.models()` -> Catalog (live models.list, else the built-in list with a notice);
   `ApiBackend.diagnose()` -> Diagnosis (check lines, no tokens spent); `ApiBackend.help()` -> text;
@@ -18,8 +19,34 @@ from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.backend import ApiBackend, build_api_backend
 from gemini_relay.backends.api.common import SEARCH_TOOLS, Check, Diagnosis, resolve_model
 from gemini_relay.backends.api.conversations import ConversationStore, validate_conversation_id
+from gemini_relay.backends.api.settings import NAME, has_api_key
+from gemini_relay.backends.entry import BackendEntry
+from gemini_relay.backends.probe import ProbeCache
+from gemini_relay.config import Settings
+
+
+def _build(settings: Settings, _probes: ProbeCache) -> ApiBackend:
+    return ApiBackend(settings)
+
+
+def _detect(settings: Settings) -> str | None:
+    return "an API key is set" if has_api_key(settings.env) else None
+
+
+ENTRY = BackendEntry(
+    name=NAME,
+    title="Gemini API through google-genai",
+    build=_build,
+    aliases=("gemini-api",),
+    detect=_detect,
+    absent="no API key is set",
+    preference=30,
+    fallback_model="gemini-2.5-flash",
+)
 
 __all__ = [
+    "ENTRY",
+    "NAME",
     "SEARCH_TOOLS",
     "ApiAuth",
     "ApiBackend",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
@@ -22,20 +23,20 @@ from gemini_relay.backends.api.conversations import (
     now_iso,
     validate_conversation_id,
 )
-from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.api.media.output import latest_interaction
+from gemini_relay.backends.api.settings import NAME, ApiSettings
+from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing, StoredFile
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
-from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, StreamNotice, TextDelta
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.log import logger
 
 if TYPE_CHECKING:
-    from gemini_relay.backends.agy_models import Catalog
     from gemini_relay.backends.api.options import Request
+    from gemini_relay.backends.models import Catalog
 
 HELP_TEXT = "\n".join(
     [
@@ -44,7 +45,7 @@ HELP_TEXT = "\n".join(
         "GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION. GOOGLE_GEMINI_BASE_URL "
         "points it at another endpoint.",
         "- model: an id from gemini-models, or "
-        + ", ".join(f"{a} ({t})" for a, t in MODEL_ALIASES.items())
+        + ", ".join(f"{a} ({t})" for a, t in GEMINI_ALIASES.items())
         + f"; default GEMINI_DEFAULT_MODEL, else {DEFAULT_MODEL}.",
         "- effort low/medium/high: the thinking level (Gemini 3) or thinking budget (Gemini 2.5).",
         "- mode plan: the model is told to answer with a plan only. The API has no tools: it never reads or edits "
@@ -61,22 +62,15 @@ HELP_TEXT = "\n".join(
 class ApiBackend:
     """`stream=False` sends one generateContent call instead (for gateways that cannot relay SSE)."""
 
+    name = NAME
+    command = COMMAND
+    max_concurrent: int | None = None
+
     def __init__(self, settings: Settings, *, stream: bool = True) -> None:
         self._settings = settings
+        self.section = ApiSettings.from_env(settings.env)
         self._stream = stream
         self.conversations = ConversationStore(settings.state_dir)
-
-    @property
-    def name(self) -> BackendName:
-        return BackendName.API
-
-    @property
-    def command(self) -> str:
-        return COMMAND
-
-    @property
-    def max_concurrent(self) -> int | None:
-        return None
 
     @property
     def settings(self) -> Settings:
@@ -87,7 +81,7 @@ class ApiBackend:
         return resolve_auth(self._settings.env)
 
     def validate_config(self) -> None:
-        self.auth()
+        """Nothing to check up front: missing credentials are reported by the first call that needs them."""
 
     def check(self, spec: RunSpec) -> None:
         """Refuse what this backend could never run, before a job exists."""
@@ -98,7 +92,7 @@ class ApiBackend:
 
     @property
     def default_model(self) -> str | None:
-        return self._settings.default_model or DEFAULT_MODEL
+        return self.section.default_model or DEFAULT_MODEL
 
     @property
     def search_tool(self) -> str:
@@ -109,13 +103,13 @@ class ApiBackend:
 
     async def model_listing(self) -> ModelListing:
         catalog = await self.models()
-        default = self._settings.default_model or DEFAULT_MODEL
+        default = self.section.default_model or DEFAULT_MODEL
         lines = [
             "Models for the api backend (Gemini API through google-genai) — pass the id as `model`:",
             "",
             *(f"- {m.id} — {m.label}" if m.label and m.label != m.id else f"- {m.id}" for m in catalog.models),
             "",
-            "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in MODEL_ALIASES.items()),
+            "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in GEMINI_ALIASES.items()),
             f"Default: {default}",
         ]
         return ModelListing(lines, [catalog.notice] if catalog.notice and not catalog.live else [])
@@ -131,12 +125,33 @@ class ApiBackend:
     async def help_text(self) -> str:
         return self.help()
 
+    def media_ready(self) -> None:
+        self.auth()
+
+    def latest_interaction(self, folder: Path) -> str | None:
+        return latest_interaction(folder)
+
+    async def list_files(self, limit: int) -> list[StoredFile]:
+        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+
+        return await files.list_files(self.auth(), limit)
+
+    async def upload_file(self, path: Path, mime_type: str) -> StoredFile:
+        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+
+        return await files.upload(self.auth(), path, mime_type)
+
+    async def delete_file(self, name: str) -> None:
+        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+
+        await files.delete(self.auth(), name)
+
     def check_spec(self, spec: RunSpec) -> None:
         """InputError for what `run` would refuse (model id, conversation id, unknown conversation), before a job."""
         if spec.media is not None:
             resolve_model(spec.media.model, None)  # a media job always names its model (the tool picks the default)
             return
-        resolve_model(spec.model, self._settings.default_model)
+        resolve_model(spec.model, self.section.default_model)
         if spec.conversation_id is not None:
             self.conversations.turns(validate_conversation_id(spec.conversation_id))
 
@@ -144,7 +159,7 @@ class ApiBackend:
         """What `spec` sends: model, generation config and the notices for options the API cannot honour."""
         from gemini_relay.backends.api.options import build_request  # noqa: PLC0415 - loads the SDK
 
-        return build_request(spec, self._settings.default_model)
+        return build_request(spec, self.section.default_model)
 
     def list_conversations(self, limit: int) -> list[Conversation]:
         return self.conversations.recent(limit)
@@ -161,7 +176,7 @@ class ApiBackend:
     async def diagnose(self) -> Diagnosis:
         from gemini_relay.backends.api.catalog import diagnose  # noqa: PLC0415 - loads the SDK
 
-        return await diagnose(self._settings.env, self._settings.default_model)
+        return await diagnose(self._settings.env, self.section.default_model)
 
     def help(self) -> str:
         return HELP_TEXT

@@ -8,16 +8,15 @@ import anyio
 from google.genai import errors as genai_errors
 from google.genai import version as genai_version
 
-from gemini_relay.backends.agy_models import Catalog, ModelInfo
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.common import Check, Diagnosis, resolve_model
 from gemini_relay.backends.api.failures import TRANSPORT_ERRORS, from_api_error, from_transport_error
-from gemini_relay.backends.gemini_cli_args import KNOWN_MODELS
+from gemini_relay.backends.models import GEMINI_MODELS, Catalog, ModelInfo
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed
 
 LIST_TIMEOUT = 15.0  # models.list is one small GET; longer means the endpoint is not usable
 MAX_MODELS = 200
-FALLBACK_MODELS: tuple[ModelInfo, ...] = tuple(ModelInfo(m, m) for m in KNOWN_MODELS)
+FALLBACK_MODELS: tuple[ModelInfo, ...] = tuple(ModelInfo(m, m) for m in GEMINI_MODELS)
 FALLBACK_NOTICE = "The Gemini API could not list its models ({why}); this is gemini-relay's built-in list."
 
 

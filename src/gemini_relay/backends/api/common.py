@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gemini_relay.backends.gemini_cli_args import MODEL_ALIASES
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.errors import InputError
 
 COMMAND = "gemini-api"  # the word in messages about this upstream: `gemini-api timed out after 30s`
-DEFAULT_MODEL = MODEL_ALIASES["pro"]  # when neither the call nor GEMINI_DEFAULT_MODEL names one
+DEFAULT_MODEL = GEMINI_ALIASES["pro"]  # when neither the call nor GEMINI_DEFAULT_MODEL names one
 # The id becomes a URL path segment (`models/{id}:streamGenerateContent`): no '/', '?', '%' or '..' tricks.
 MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 SEARCH_TOOLS = frozenset({"gemini-search"})  # tools whose runs get the Google Search grounding tool
@@ -28,7 +28,7 @@ def resolve_model(requested: str | None, default: str | None) -> str:
     if not raw or raw.lower() == "auto":
         fallback = (default or "").strip().removeprefix("models/")
         raw = fallback if fallback and fallback.lower() != "auto" else DEFAULT_MODEL
-    model = MODEL_ALIASES.get(raw.lower(), raw)
+    model = GEMINI_ALIASES.get(raw.lower(), raw)
     if not MODEL_ID.fullmatch(model) or ".." in model:
         raise InputError(f"model {model!r} is not a model id; see gemini-models for the ids this backend accepts")
     return model

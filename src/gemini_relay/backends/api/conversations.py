@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.backends.capabilities import Conversation
 from gemini_relay.core.files import load_trusted_json, write_file
 from gemini_relay.errors import InputError
 

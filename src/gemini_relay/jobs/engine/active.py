@@ -68,7 +68,7 @@ class ActiveRuns:
             record.ended_at = time.monotonic()
             del self._active[record.run_id]
             logger.info(
-                "Run %s on %s ended %s after %.1fs", record.run_id, record.backend.value, record.state, record.elapsed
+                "Run %s on %s ended %s after %.1fs", record.run_id, record.backend, record.state, record.elapsed
             )
         return outcome
 

@@ -35,7 +35,7 @@ def checked_record(backends: Mapping[BackendName, Backend], spec: RunSpec, backe
         InputError: the request is refused (naming the field).
     """
     if backend not in backends:
-        raise BackendUnavailable(f"The {backend.value} backend is not available in this server")
+        raise BackendUnavailable(f"The {backend} backend is not available in this server")
     check_spec(spec)
     backends[backend].check(spec)
     return RunRecord(spec=spec, backend=backend)
@@ -52,7 +52,7 @@ class RunEngine:
     ) -> None:
         self._backends = dict(backends)
         self.runner: Runner = runner or InlineRunner()
-        self._pacers = {name: Pacer(pacing or PacingPolicy(), backend=name.value) for name in self._backends}
+        self._pacers = {name: Pacer(pacing or PacingPolicy(), backend=name) for name in self._backends}
         self._limiters = {
             name: anyio.Semaphore(backend.max_concurrent or max_concurrent, fast_acquire=False)
             for name, backend in self._backends.items()

@@ -120,7 +120,7 @@ def _note_run_findings(record: RunRecord) -> None:
     empty = not record.text.strip() and not (finished is not None and finished.has_structured_output)
     if empty and record.stream_errors:
         raise RunFailed(
-            f"{record.backend.value} finished without an answer after reporting: {'; '.join(record.stream_errors)}",
+            f"{record.backend} finished without an answer after reporting: {'; '.join(record.stream_errors)}",
             reason=FailureReason.BACKEND_ERROR,
         )
     for message in record.stream_errors:

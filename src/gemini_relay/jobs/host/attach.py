@@ -54,7 +54,7 @@ class HostRunner:
             "op": "create",
             "run_id": record.run_id,
             "spec": encode_spec(record.spec),
-            "backend": record.backend.value,
+            "backend": record.backend,
             "options": {"priority": options.priority, "idempotency_key": options.idempotency_key},
             "env": self._env,
         }

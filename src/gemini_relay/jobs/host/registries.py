@@ -16,8 +16,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.env import relevant_env
-from gemini_relay.backends.registry import BackendRegistry
+from gemini_relay.backends.registry import BackendRegistry, relevant_env
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 

@@ -24,8 +24,7 @@ from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 
 from gemini_relay import __version__
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.env import relevant_env
-from gemini_relay.backends.registry import BackendRegistry
+from gemini_relay.backends.registry import BackendRegistry, relevant_env
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import RelayError, RunFailed
@@ -293,6 +292,7 @@ class Host:
             backend = BackendName(request["backend"])
             env = relevant_env(dict(request.get("env") or {}))
             registry = self.registries.get(env, spec.cwd)
+            registry.backend(backend)  # BackendUnavailable for a name this relay has no backend for
             options = JobOptions(**(request.get("options") or {}))
             record = self.runner.create(RunRecord(spec=spec, backend=backend, run_id=request["run_id"]), options, env)
         except RelayError as exc:

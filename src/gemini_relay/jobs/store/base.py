@@ -63,7 +63,7 @@ class JobMeta:
 
     def to_json(self) -> dict[str, Any]:
         owner = asdict(self.owner) if self.owner else None
-        data = {**asdict(self), "backend": self.backend.value, "spec": self.spec.to_json(), "owner": owner}
+        data = {**asdict(self), "backend": self.backend, "spec": self.spec.to_json(), "owner": owner}
         data.pop("env")  # never in meta.json: the store keeps it in a file of its own
         return data
 

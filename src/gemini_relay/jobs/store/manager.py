@@ -54,7 +54,7 @@ def request_hash(record: RunRecord) -> str:
     spec["explicit"] = sorted(record.spec.explicit)
     spec["cwd"] = str(record.spec.cwd)
     spec["add_dirs"] = [str(p) for p in record.spec.add_dirs]
-    body = json.dumps({"backend": record.backend.value, "spec": spec}, sort_keys=True, default=str)
+    body = json.dumps({"backend": record.backend, "spec": spec}, sort_keys=True, default=str)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 

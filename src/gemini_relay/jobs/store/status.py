@@ -100,7 +100,7 @@ def derive_status(store: JobStore, job_id: str, *, now: float | None = None) -> 
     base = JobStatus(
         job_id=job_id,
         tool=meta.tool,
-        backend=meta.backend.value,
+        backend=meta.backend,
         state=RunState.QUEUED,
         created_at=meta.created_at,
         elapsed=max(0.0, now - started),
@@ -139,7 +139,7 @@ def _from_result(meta: JobMeta, job: JobResult) -> JobStatus:
     return JobStatus(
         job_id=meta.job_id,
         tool=meta.tool,
-        backend=meta.backend.value,
+        backend=meta.backend,
         state=result.state,
         created_at=meta.created_at,
         elapsed=max(0.0, job.ended_at - started),

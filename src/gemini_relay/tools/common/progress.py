@@ -50,7 +50,7 @@ class CallProgress:
 
     def status(self, tick: int) -> str:
         if self.record is not None and self.record.state is RunState.QUEUED:
-            return f"⏳ {self.tool} - Waiting in the queue for a free {self.record.backend.value} slot..."
+            return f"⏳ {self.tool} - Waiting in the queue for a free {self.record.backend} slot..."
         messages = _rotating(self.tool)
         return messages[tick % len(messages)]
 

@@ -140,7 +140,7 @@ async def _execute(
 def _fallback_plan(deps: Deps, record: RunRecord, exc: RunFailed) -> tuple[str, float, CapacityFailure] | None:
     """(model, seconds left, failure) when a capacity failure may be retried on the fallback model; else None."""
     capacity = capacity_of(exc)
-    fallback = deps.settings.fallback_for(record.backend)
+    fallback = deps.registry.fallback_for(record.backend)
     if capacity is None or fallback is None:
         return None
     default = deps.registry.default_model(record.backend)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.backends.gemini_sessions import Conversation
+from gemini_relay.backends.capabilities import Conversation
 from gemini_relay.format import with_notices
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply

@@ -5,15 +5,11 @@ from __future__ import annotations
 import platform
 
 from gemini_relay import __version__
-from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.common.progress import CallProgress
-
-# The CLI backends are always checked (a user switching upstream wants to see both); others when active.
-_ALWAYS_SHOWN = frozenset({BackendName.AGY, BackendName.GEMINI})
 
 
 async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
@@ -24,17 +20,15 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     lines = [
         f"gemini-relay {__version__} · Python {platform.python_version()} · {platform.system()} {platform.release()}",
         f"Project root: {settings.project_root}",
-        f"Active backend: {active.value}"
-        + (" (GEMINI_MCP_BACKEND)" if settings.backend is not None else " (automatic)"),
+        f"Active backend: {active}" + (" (GEMINI_MCP_BACKEND)" if settings.backend is not None else " (automatic)"),
         f"Timeout: {settings.timeout_seconds / 60:g} min · max concurrent runs: {settings.max_concurrent}",
     ]
-    for name in deps.registry.entries:
-        if name is active or name in _ALWAYS_SHOWN:
-            section = await deps.registry.diagnoses(name).doctor_section()
-            lines += ["", *section.lines]
-            sections[name.value] = section.lines
-            if name is active:
-                problems += section.problems
+    for name in deps.registry.diagnosed():  # the active backend, and the CLIs (a user switching wants to see both)
+        section = await deps.registry.diagnoses(name).doctor_section()
+        lines += ["", *section.lines]
+        sections[name] = section.lines
+        if name == active:
+            problems += section.problems
     lines.append("")
     if problems:
         lines.append("Verdict: ❌ Action needed")
@@ -46,7 +40,7 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
         "python": platform.python_version(),
         "os": f"{platform.system()} {platform.release()}",
         "projectRoot": str(settings.project_root),
-        "activeBackend": active.value,
+        "activeBackend": active,
         "backendChosenBy": "GEMINI_MCP_BACKEND" if settings.backend is not None else "automatic",
         "timeoutSeconds": settings.timeout_seconds,
         "maxConcurrent": settings.max_concurrent,

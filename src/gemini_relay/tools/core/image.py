@@ -9,8 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from gemini_relay.backends.agy_image import IMAGE_SUFFIXES, image_prompt
-from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES
+from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES, IMAGE_SUFFIXES, ImageRequest
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import MediaRequest
 from gemini_relay.errors import BackendUnavailable, InputError
@@ -25,11 +24,10 @@ from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
 from gemini_relay.tools.media.config import MediaConfig
 from gemini_relay.tools.media.durable import Controls, run_media
-from gemini_relay.tools.media.generate import has_api_key, media_spec
+from gemini_relay.tools.media.generate import media_ready, media_spec
 
 DEFAULT_IMAGE_DIR = "gemini-images"
-SUFFIX_ROOM = max(len(s) for s in IMAGE_SUFFIXES)  # the suffix agy's file may bring (.jpeg, .webp)
-AGY_NAME_ROOM = 96  # `agy-<id>-<agy's file name>`: agy names its files `generated_image_<n>.png` and the like
+SUFFIX_ROOM = max(len(s) for s in IMAGE_SUFFIXES)  # the suffix the saved file may bring (.jpeg, .webp)
 
 
 class ImageInput(ToolInput):
@@ -45,28 +43,24 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     saver = deps.registry.image_saver()
     if saver is None:
         backend = deps.selection().backend
-        if has_api_key(deps):  # the Gemini API makes the image itself, as a durable job
+        if media_ready(deps):  # the Gemini API makes the image itself, as a durable job
             return await image_api(deps, args, call)
         raise BackendUnavailable(
             f"gemini-image needs a Gemini API key (GEMINI_API_KEY) or the agy backend (GEMINI_MCP_BACKEND=agy); "
-            f"the active {backend.value} backend cannot generate image files."
+            f"the active {backend} backend cannot generate image files."
         )
     # Jailed before the run: an escaping destination must not cost a generated (and billed) image.
-    default_dir = jail_destination(deps.settings.project_root, args.output_path, image_dir(deps), deps.settings)
+    default_dir = jail_destination(
+        deps.settings.project_root, args.output_path, image_dir(deps), deps.settings, name_room=saver.saved_name_bytes
+    )
     since = time.time()
     result = await run_prompt(
         deps,
         call,
-        PromptRequest(tool=call.tool, prompt=image_prompt(args.prompt, args.aspect_ratio, args.size)),
+        PromptRequest(tool=call.tool, prompt=saver.image_prompt(args.prompt, args.aspect_ratio, args.size)),
     )
-    saved = await saver.save_image(
-        result.record,
-        since=since,
-        output_path=args.output_path,
-        default_dir=default_dir,
-        aspect_ratio=args.aspect_ratio,
-        size=args.size,
-    )
+    request = ImageRequest(args.output_path, default_dir, args.aspect_ratio, args.size)
+    saved = await saver.save_image(result.record, request, since=since)
     path = saved.path.resolve()
     _record_file(deps, result.record.run_id, path)
     body = f"![{_alt(args.prompt)}]({path.as_uri()})\n\nSaved to: {path}"
@@ -87,7 +81,9 @@ def image_dir(deps: Deps) -> Path:
     return deps.settings.image_dir or deps.settings.project_root / DEFAULT_IMAGE_DIR
 
 
-def jail_destination(root: Path, output_path: str | None, default_dir: Path, settings: Settings) -> Path:
+def jail_destination(
+    root: Path, output_path: str | None, default_dir: Path, settings: Settings, *, name_room: int
+) -> Path:
     """The default folder, realpath-resolved, once the destination is known to stay inside the project root.
 
     A configured GEMINI_RELAY_IMAGE_DIR is the operator's choice and may lie anywhere; the built-in default
@@ -106,7 +102,7 @@ def jail_destination(root: Path, output_path: str | None, default_dir: Path, set
                 f"({real_root}); nothing was generated."
             )
         if raw.endswith(("/", "\\")) or os.path.isdir(target):  # noqa: PTH112 - False, not ENAMETOOLONG
-            check_destination(target, None, "outputPath", room=AGY_NAME_ROOM)
+            check_destination(target, None, "outputPath", room=name_room)
         else:  # agy's suffix is added unless the name has an image suffix already
             suffixed = target.suffix.lower() in IMAGE_SUFFIXES
             check_destination(target.parent, target.name, "outputPath", room=0 if suffixed else SUFFIX_ROOM)

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gemini_relay.backends.api.media.output import GENERATED_NAME_BYTES
+from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError, InputError
 from gemini_relay.tools.common.path_args import check_destination

@@ -42,17 +42,18 @@ async def run_media(
     if deps.jobs is None or deps.background is None:
         if controls.async_ or controls.max_wait_ms is not None or controls.idempotency_key:
             raise InputError("async, maxWaitMs and idempotencyKey need the job store (this server has none)")
-        record = await deps.engine.register(spec, BackendName.API)
+        record = await deps.engine.register(spec, deps.registry.media().name)
         call.watch(record)
         return media_reply(await deps.engine.execute(record), record.run_id, controls, reused=False, extra=extra)
     store = deps.jobs.store
     auto = controls.idempotency_key is None
     # Without a key, identical calls in flight merge: the key is the request itself, released when its job ends.
-    key = controls.idempotency_key or "in-flight:" + _digest(spec)
-    record = await deps.engine.register(spec, BackendName.API, JobOptions(idempotency_key=key))
+    backend = deps.registry.media().name
+    key = controls.idempotency_key or "in-flight:" + _digest(spec, backend)
+    record = await deps.engine.register(spec, backend, JobOptions(idempotency_key=key))
     if record.reused_job and auto and deps.jobs.status(record.run_id).state.terminal:
         store.unbind_idempotency(_hashed(key))  # that twin has ended: this is a new request, billed anew
-        record = await deps.engine.register(spec, BackendName.API, JobOptions(idempotency_key=key))
+        record = await deps.engine.register(spec, backend, JobOptions(idempotency_key=key))
     reused = record.reused_job
     job_id = record.run_id
     if not reused:
@@ -83,10 +84,10 @@ async def run_media(
     return media_reply(stored.result, job_id, controls, reused=reused and not auto, merged=merged, extra=extra)
 
 
-def _digest(spec: RunSpec) -> str:
+def _digest(spec: RunSpec, backend: BackendName) -> str:
     from gemini_relay.jobs.engine.record import RunRecord  # noqa: PLC0415 - only for the request digest
 
-    digest: str = request_hash(RunRecord(spec=spec, backend=BackendName.API))
+    digest: str = request_hash(RunRecord(spec=spec, backend=backend))
     return digest
 
 

@@ -8,7 +8,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from gemini_relay.backends.api.auth import resolve_auth
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
@@ -35,11 +34,10 @@ def _json(data: dict[str, Any]) -> str:
 
 
 async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
-    from gemini_relay.backends.api.media import files as api_files  # noqa: PLC0415 - loads the SDK
-
-    auth = resolve_auth(deps.settings.env)
+    maker = deps.registry.media()
+    maker.media_ready()  # no credentials: say how to set them before anything else
     if args.action == "list":
-        found = await api_files.list_files(auth, args.limit)
+        found = await maker.list_files(args.limit)
         rows = [
             {
                 "name": f.name,
@@ -58,7 +56,7 @@ async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
         if not args.confirm:
             raise InputError(f"deleting {args.name} cannot be undone: pass confirm: true to delete it", field="confirm")
         name = media_refs.file_uri_ref(args.name, "name").value
-        await api_files.delete(auth, name if name.startswith("files/") else "files/" + name.split("/files/", 1)[1])
+        await maker.delete_file(name if name.startswith("files/") else "files/" + name.split("/files/", 1)[1])
         return Reply(f"Deleted {args.name}.")
     sources = [s for s in (args.path, args.url, args.data_base64) if s]
     if len(sources) != 1:
@@ -70,7 +68,7 @@ async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
         ref = await media_refs.url_ref(args.url, deps.settings.state_dir)
     else:
         ref = media_refs.base64_ref(args.data_base64 or "", deps.settings.state_dir, "dataBase64")
-    uploaded = await api_files.upload(auth, Path(ref.value), ref.mime_type or "application/octet-stream")
+    uploaded = await maker.upload_file(Path(ref.value), ref.mime_type or "application/octet-stream")
     data = {
         "file_uri": uploaded.name,
         "uri": uploaded.uri,

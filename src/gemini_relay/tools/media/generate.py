@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gemini_relay.backends.api.auth import resolve_auth
 from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.tools.common.context import Deps, Reply
@@ -23,9 +22,10 @@ AS_A_JOB = (
 )
 
 
-def has_api_key(deps: Deps) -> bool:
+def media_ready(deps: Deps) -> bool:
+    """Whether a backend can generate media now (the Gemini API with a key)."""
     try:
-        resolve_auth(deps.settings.env)
+        deps.registry.media().media_ready()
     except BackendUnavailable:
         return False
     return True
@@ -47,8 +47,7 @@ async def references(deps: Deps, config: MediaConfig, args: ReferencesInput) -> 
 
 
 def media_spec(deps: Deps, call: CallProgress, prompt: str, media: MediaRequest) -> RunSpec:
-    if not has_api_key(deps):
-        resolve_auth(deps.settings.env)  # raises BackendUnavailable with the fix
+    deps.registry.media().media_ready()  # raises BackendUnavailable with the fix
     return RunSpec(
         tool=call.tool,
         prompt=prompt,

@@ -6,7 +6,6 @@ from typing import Any
 
 from pydantic import Field
 
-from gemini_relay.backends.api.media.output import sidecars
 from gemini_relay.core.spec import MediaRequest
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
@@ -40,12 +39,11 @@ async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgres
     if previous is None and args.continue_last:
         previous = _LAST_INTERACTION.get(str(out_dir))
         if previous is None:
-            found = sidecars(out_dir)
-            if not found:
+            previous = deps.registry.media().latest_interaction(out_dir)
+            if previous is None:
                 raise InputError(
                     "no earlier turn to continue: no interaction sidecar in the output folder", field="continueLast"
                 )
-            previous = str(found[0][1]["interaction_id"])
             extra = {"continued_from_sidecar": True, "previous_interaction_id": previous}
     media = MediaRequest(
         kind="interact",

@@ -179,7 +179,7 @@ def test_a_media_spec_survives_the_job_meta_codec(world: ApiWorld) -> None:
     spec = media_spec(
         world, "x", "set", scenes=("a", "b"), references=(MediaRef("file_uri", "files/abc", "image/png"),)
     )
-    meta = JobMeta(job_id="j1", tool=spec.tool, backend=BackendName.API, spec=spec, created_at=1.0)
+    meta = JobMeta(job_id="j1", tool=spec.tool, backend=BackendName("api"), spec=spec, created_at=1.0)
     again = JobMeta.from_json(json.loads(json.dumps(meta.to_json())))
     assert again.spec == spec
 

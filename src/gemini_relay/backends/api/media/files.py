@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from google.genai import errors as genai_errors
@@ -10,21 +9,12 @@ from google.genai import types
 
 from gemini_relay.backends.api.auth import ApiAuth
 from gemini_relay.backends.api.media.errors import MediaApiError, expired_file, from_media_error
+from gemini_relay.backends.capabilities import StoredFile
 from gemini_relay.errors import RunFailed
 
 
-@dataclass(frozen=True)
-class UploadedFile:
-    name: str  # files/<id>
-    uri: str
-    mime_type: str
-    size_bytes: int | None
-    expires: str | None
-    display_name: str | None = None
-
-
-def _uploaded(f: types.File) -> UploadedFile:
-    return UploadedFile(
+def _uploaded(f: types.File) -> StoredFile:
+    return StoredFile(
         name=f.name or "",
         uri=f.uri or "",
         mime_type=f.mime_type or "application/octet-stream",
@@ -42,7 +32,7 @@ def _failure(exc: genai_errors.APIError, name: str | None = None) -> RunFailed:
     return from_media_error(MediaApiError(code, str(exc.status or ""), message), model=None, file_uris=[])
 
 
-async def upload(auth: ApiAuth, path: Path, mime_type: str) -> UploadedFile:
+async def upload(auth: ApiAuth, path: Path, mime_type: str) -> StoredFile:
     client = auth.client()
     try:
         uploaded = await client.aio.files.upload(
@@ -55,7 +45,7 @@ async def upload(auth: ApiAuth, path: Path, mime_type: str) -> UploadedFile:
     return _uploaded(uploaded)
 
 
-async def get(auth: ApiAuth, name: str) -> UploadedFile:
+async def get(auth: ApiAuth, name: str) -> StoredFile:
     """The file's record; RunFailed with the expired-file message when it is gone (or never existed)."""
     client = auth.client()
     try:
@@ -66,9 +56,9 @@ async def get(auth: ApiAuth, name: str) -> UploadedFile:
         await client.aio.aclose()
 
 
-async def list_files(auth: ApiAuth, limit: int) -> list[UploadedFile]:
+async def list_files(auth: ApiAuth, limit: int) -> list[StoredFile]:
     client = auth.client()
-    found: list[UploadedFile] = []
+    found: list[StoredFile] = []
     try:
         pager = await client.aio.files.list(config=types.ListFilesConfig(page_size=min(limit, 100)))
         async for f in pager:

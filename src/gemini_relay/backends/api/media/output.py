@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from gemini_relay.backends.capabilities import GENERATED_SLUG_CHARS
 from gemini_relay.core.files import write_file
 from gemini_relay.errors import RunFailed
 
@@ -23,9 +24,12 @@ EXTENSIONS = {
     "audio/x-wav": ".wav",
 }
 _SLUG = re.compile(r"[^a-z0-9]+")
-SLUG_MAX = 40
-# `<date>-<slug>-<id><ext>` and its `.json` sidecar at the longest: the room a media folder must leave
-GENERATED_NAME_BYTES = len("20260101-000000-") + SLUG_MAX + len("-abcdef") + len(".webp") + len(".json")
+SLUG_MAX = GENERATED_SLUG_CHARS  # the naming gemini_relay.backends.capabilities.GENERATED_NAME_BYTES leaves room for
+
+
+def latest_interaction(out_dir: Path) -> str | None:
+    found = sidecars(out_dir)
+    return str(found[0][1]["interaction_id"]) if found else None
 
 
 def slug(text: str, limit: int = SLUG_MAX) -> str:

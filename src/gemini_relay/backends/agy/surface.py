@@ -1,0 +1,74 @@
+"""agy's answers for gemini-models, gemini-conversations, gemini-doctor and gemini-help (no tokens spent)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from gemini_relay.backends.agy.args import MODEL_ALIASES as AGY_ALIASES
+from gemini_relay.backends.agy.models import FALLBACK_MODELS, FALLBACK_NOTICE
+from gemini_relay.backends.agy.usage import QuotaLevel
+from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.models import Catalog
+from gemini_relay.errors import BackendUnavailable
+
+if TYPE_CHECKING:
+    from gemini_relay.backends.agy.backend import AgyBackend
+
+
+async def model_listing(agy: AgyBackend) -> ModelListing:
+    try:
+        catalog = await agy.models()
+    except BackendUnavailable as exc:
+        catalog = Catalog(FALLBACK_MODELS, live=False, notice=FALLBACK_NOTICE.format(why=exc))
+    default = agy.section.default_model or "agy's own default"
+    lines = [
+        "Models for the agy backend (Antigravity CLI) — pass the id as `model`:",
+        "",
+        *(f"- {m.id} — {m.label}" for m in catalog.models),
+        "",
+        "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in AGY_ALIASES.items()),
+        f"Default: {default}",
+        "",
+        "Non-Gemini models draw on a separate quota group (see gemini-doctor).",
+    ]
+    return ModelListing(lines, [catalog.notice] if catalog.notice and not catalog.live else [])
+
+
+async def conversation_rows(agy: AgyBackend, limit: int) -> ConversationRows:
+    listing = await agy.conversations(limit)
+    return ConversationRows("agy", listing.conversations, list(listing.notices))
+
+
+async def doctor_section(agy: AgyBackend) -> DoctorSection:
+    lines = ["## agy (Antigravity CLI)"]
+    binary = agy.locate()
+    if binary is None:
+        return DoctorSection(
+            [*lines, "- binary: not found"], ["Install agy (the Antigravity CLI) or set AGY_CLI_PATH."]
+        )
+    lines.append(f"- binary: {binary}")
+    try:
+        version = await agy.version(binary)
+    except BackendUnavailable as exc:
+        return DoctorSection([*lines, f"- version: refused ({exc})"], [str(exc)])
+    lines += [f"- version: {version}", "", "### Login & Quota"]
+    reading = await agy.usage()
+    if not reading.ok:
+        return DoctorSection(
+            [*lines, f"- unavailable: {reading.error}"], [f"agy could not report its quota: {reading.error}"]
+        )
+    now = datetime.now(UTC)
+    problems: list[str] = []
+    for group in reading.groups:
+        lines.append(f"- {group.describe(now)}")
+        if group.level(now) is QuotaLevel.EXHAUSTED and group.mentions_gemini():
+            problems.append(f"The {group.name} quota is exhausted; wait for its reset or pick another model group.")
+    if not reading.groups:
+        lines.append("- signed in; agy reported no quota groups")
+    return DoctorSection(lines, problems)
+
+
+async def help_text(agy: AgyBackend) -> str:
+    result = await agy.help()
+    return result.text.strip() if result.ok else f"`agy --help` failed:\n{result.text.strip()}"

@@ -1,0 +1,48 @@
+"""A backend's one declaration: the entry its package exports as `ENTRY` and the registry lists (registry.py).
+
+Everything the relay knows of a backend outside its package is here: its name and the other spellings
+GEMINI_MCP_BACKEND accepts, how it is built from the settings, how the automatic choice finds it, its fallback model,
+whether gemini-doctor shows it beside the active one, and which environment variables it reads beyond the shared
+child allowlist (so a relay host builds it from the same settings as the server that asked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from gemini_relay.backends.base import Backend
+from gemini_relay.backends.probe import ProbeCache
+from gemini_relay.config import Settings
+from gemini_relay.core.vocabulary import BackendName
+
+
+class BuiltBackend(Backend, Protocol):
+    def validate_config(self) -> None:
+        """Raises ConfigError for its settings that must fail fast at start (an explicit binary that is not there)."""
+        ...
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    name: BackendName  # the registry key, what GEMINI_MCP_BACKEND names
+    title: str  # what it is, in messages: "Antigravity CLI"
+    build: Callable[[Settings, ProbeCache], BuiltBackend]  # parses its own settings section from `Settings.env`
+    aliases: tuple[str, ...] = ()  # other spellings of GEMINI_MCP_BACKEND that choose it
+    # The automatic choice (GEMINI_MCP_BACKEND unset): the lowest `preference` whose `detect` says why it fits now
+    # ("agy was found at /usr/bin/agy"); `absent` says why it did not, in the notice of a later choice. With none
+    # detected, the `default_choice` entry runs (its calls say what to install). No `detect`: never chosen so.
+    detect: Callable[[Settings], str | None] | None = None
+    absent: str = ""
+    preference: int = 100
+    default_choice: bool = False
+    fallback_model: str | None = None  # a capacity failure's retry model when GEMINI_FALLBACK_MODEL is unset
+    always_diagnosed: bool = False  # gemini-doctor shows it even when another backend is active
+    env_prefixes: tuple[str, ...] = ()  # the variables its settings section and its child read, beyond the allowlist
+    env_keys: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """`agy backend (Antigravity CLI)`, as messages name it."""
+        return f"{self.name} backend ({self.title})"

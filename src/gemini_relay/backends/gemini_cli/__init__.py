@@ -1,0 +1,38 @@
+"""The Gemini CLI backend: everything the relay knows of the Gemini CLI, and `ENTRY`, its line in the registry.
+
+- warm.py: GeminiBackend, each run warm on a `gemini --acp` process (acp/: the pool, the JSON-RPC connection, its
+  sessions, permissions and updates) when an owner opened the pool, else cold; backend.py: GeminiCliBackend, one
+  `gemini --output-format stream-json` process per run.
+- args.py (argv and model ids), decoder.py (stream-json lines to events), errors.py (exit and stderr to RunFailed),
+  settings.py (GEMINI_CLI_PATH, GEMINI_DEFAULT_MODEL, the warm limits; where the CLI keeps its state), sessions.py
+  (its saved chats), usage.py (a call's tokens from its recording), auth.py (how it would sign in), surface.py
+  (gemini-models, -conversations, -doctor and -help).
+"""
+
+from __future__ import annotations
+
+from gemini_relay.backends.entry import BackendEntry
+from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings
+from gemini_relay.backends.gemini_cli.warm import GeminiBackend
+from gemini_relay.config import Settings
+
+
+def _detect(settings: Settings) -> str | None:
+    found = GeminiCliSettings.from_env(settings.env).locate(settings.env)
+    return f"the Gemini CLI was found at {found}" if found is not None else None
+
+
+ENTRY = BackendEntry(
+    name=NAME,
+    title="Gemini CLI",
+    build=GeminiBackend,
+    aliases=("gemini-cli",),
+    detect=_detect,
+    absent="the Gemini CLI was not found",
+    preference=20,
+    default_choice=True,
+    fallback_model="gemini-2.5-flash",
+    always_diagnosed=True,
+)
+
+__all__ = ["ENTRY", "NAME"]

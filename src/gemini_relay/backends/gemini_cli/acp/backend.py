@@ -1,0 +1,240 @@
+"""The warm Gemini CLI backend: one prompt of a conversation on a warm `gemini --acp` process.
+
+`run(spec)` yields SessionStarted (the ACP session id is the conversation id), the answer's deltas, tool events and
+notices, then Finished; it raises RunFailed (classified like the cold path), RunTimedOut, InputError, or
+AcpHandshakeError when no warm process can start (the caller then runs the cold `-p` path, with a notice once).
+Closing the generator or cancelling its task sends `session/cancel`; a turn that does not settle within
+CANCEL_SETTLE gets its process stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator
+
+import anyio
+
+from gemini_relay.backends.checks import check_spec
+from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
+from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure
+from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide, describe_call
+from gemini_relay.backends.gemini_cli.acp.pool import WarmPool
+from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configure
+from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
+from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, with_schema_instruction
+from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
+from gemini_relay.backends.gemini_cli.usage import with_call_usage
+from gemini_relay.backends.literal_prompt import neutralise_prompt
+from gemini_relay.config import Settings
+from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
+
+CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
+
+__all__ = ["AcpBackend", "takes_literally"]
+
+
+def takes_literally(spec: RunSpec) -> bool:
+    """Whether a warm session treats the prompt as the cold path does. Not one starting with `/`: ACP mode has its
+    own command handling (built-ins like /help answer differently, project commands do not run when allowed), so
+    such a prompt runs cold. `@` is escaped alike on both paths (see _prepare) and reads no file on either."""
+    return not spec.prompt.lstrip().startswith("/")
+
+
+class AcpBackend:
+    """Serves runs from `pool` (entered by the owner: `async with WarmPool() as pool`)."""
+
+    name = NAME
+    command = "gemini"
+    max_concurrent: int | None = None
+
+    def __init__(self, settings: Settings, pool: WarmPool) -> None:
+        self._settings = settings
+        self.section = GeminiCliSettings.from_env(settings.env)
+        self._pool = pool
+
+    @property
+    def pool(self) -> WarmPool:
+        return self._pool
+
+    def env(self) -> dict[str, str]:
+        env = cli_env(self._settings.env)
+        # An explicit heap limit makes V8 collect what finished sessions leave (settings.DEFAULT_WARM_HEAP_MB).
+        env["NODE_OPTIONS"] = f"--max-old-space-size={self.section.warm_heap_mb}"
+        return env
+
+    def launch(self) -> Launch:
+        binary = self.section.require_binary(self._settings.env)
+        env = self.env()
+        home = gemini_home(env)
+        return Launch(str(binary), env, home if home.is_dir() else self._settings.project_root)
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
+        check_spec(spec)
+        self._prepare(spec)
+
+    def prewarm(self) -> None:
+        """Start a warm process in the background (a missing binary is reported by the first run instead)."""
+        with contextlib.suppress(BackendUnavailable):
+            self._pool.prewarm(self.launch())
+
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
+        prompt, model, notices = self._prepare(spec)
+        mode = acp_mode(spec)
+        for notice in notices:
+            yield RunNotice(notice)
+        deadline = anyio.current_time() + spec.timeout_seconds
+        launch = self.launch()
+        async with self._pool.lease(launch, spec.conversation_id, spec.cwd, mode=mode, model=model) as lease:
+            await _configure(lease, mode, model)
+            session_id = lease.session.session_id
+            yield SessionStarted(session_id=session_id, model=model or lease.session.model)
+            translator = UpdateTranslator(session_id)
+            # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
+            turn = _prompt(lease, prompt, mode, translator, deadline, spec.timeout_seconds)
+            async with contextlib.aclosing(turn):
+                async for event in turn:
+                    yield event
+
+    def _prepare(self, spec: RunSpec) -> tuple[str, str | None, list[str]]:
+        """The prompt text, the model id (None: the CLI's default) and the notices for options not honoured."""
+        notices: list[str] = []
+        model = resolve_model(spec.model, self.section.default_model)
+        if model is not None and model.startswith("-"):
+            raise InputError(f"model {model!r} is not a model id; see gemini-models for the ids this backend accepts")
+        if spec.conversation_id is not None and not SESSION_ID.fullmatch(spec.conversation_id):
+            raise InputError(
+                "conversationId must be letters, digits, '-' or '_', starting with a letter or digit "
+                "(as printed after 🧵 conversationId)"
+            )
+        if spec.effort is not None and "effort" in spec.explicit:
+            notices.append(
+                f"effort {spec.effort} has no Gemini CLI equivalent; the model's default reasoning was used."
+            )
+        if spec.mode == "plan" and spec.skip_permissions:
+            notices.append("skipPermissions was ignored: plan mode is read-only.")
+        notices.extend(
+            f"addDirs {directory} is not supported by warm Gemini CLI sessions; it was ignored."
+            for directory in spec.add_dirs
+        )
+        if spec.agent is not None:
+            notices.append(f"agent {spec.agent} is an agy feature; the Gemini CLI ran without it.")
+        if spec.sandbox:
+            notices.append("sandbox true is not supported by warm Gemini CLI sessions; it was ignored.")
+        prompt = spec.prompt
+        if spec.json_schema is not None:
+            prompt = with_schema_instruction(spec.prompt, spec.json_schema)
+            notices.append(
+                "jsonSchema: the Gemini CLI has no schema flag; the schema was given to the model as an instruction."
+            )
+        # As on the cold path, last and over the whole text: no `@` expands, a leading `/name` runs only when allowed.
+        return neutralise_prompt(prompt, allow_slash_commands=spec.allow_slash_commands), model, notices
+
+
+async def _configure(lease: Lease, mode: str, model: str | None) -> None:
+    try:
+        await configure(lease.connection, lease.session, mode, model)
+    except AcpRpcError as exc:
+        raise RunFailed(f"gemini --acp refused the session settings: {exc.details or exc.message}") from None
+    except AcpConnectionLost as exc:
+        raise RunFailed(f"{exc.description} before the prompt", retryable=True) from None
+    except TimeoutError:
+        lease.discard()
+        raise RunFailed("gemini --acp did not apply the session settings in time", retryable=True) from None
+
+
+async def _prompt(
+    lease: Lease, prompt: str, mode: str, translator: UpdateTranslator, deadline: float, timeout: float
+) -> AsyncGenerator[AgentEvent, None]:
+    connection, session_id = lease.connection, lease.session.session_id
+    settled = False
+    async with connection.listen(session_id) as inbox:
+        try:
+            try:
+                await connection.send_prompt(session_id, [{"type": "text", "text": prompt}])
+            except AcpConnectionLost as exc:
+                settled = True
+                raise RunFailed(f"{exc.description} before the prompt", retryable=True) from None
+            while True:
+                item: Inbound | None = None
+                with anyio.move_on_after(max(deadline - anyio.current_time(), 0)):
+                    item = await inbox.receive()
+                if item is None:
+                    settled = await _cancel_turn(lease, inbox)
+                    raise RunTimedOut("gemini", timeout, partial_text=translator.text)
+                if item.kind == "update":
+                    for event in translator.update(item.payload):
+                        yield event
+                    _track_mode(lease, translator)
+                elif item.kind == "permission":
+                    for event in await _answer(connection, item, mode, translator):
+                        yield event
+                elif item.kind == "closed":
+                    settled = True
+                    reason = str(item.payload.get("reason") or "gemini --acp exited")
+                    raise RunFailed(f"{reason} during the run", partial_text=translator.text, retryable=True)
+                else:
+                    settled = True
+                    # The recording's count of the turn, as cold reports it: ACP's own has no thoughts or totals.
+                    yield await with_call_usage(_finish(item, translator), lease.home, session_id)
+                    return
+        finally:
+            if not settled:
+                with anyio.CancelScope(shield=True):
+                    await _cancel_turn(lease, inbox)
+
+
+def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
+    if item.error is not None:
+        raise prompt_failure(item.error, partial_text=translator.text)
+    stop = item.payload.get("stopReason")
+    if stop == "cancelled":
+        raise RunFailed("gemini --acp cancelled the turn", partial_text=translator.text, retryable=True)
+    if stop == "end_turn" and not translator.text.strip():
+        # Failed as cold fails it, but unnamed: over ACP the CLI ends an empty answer, a SAFETY/RECITATION block
+        # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which).
+        raise RunFailed(
+            "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
+            "does not say which: an empty answer, a safety or recitation block, or no finish reason)"
+        )
+    return translator.finished(item.payload)
+
+
+async def _answer(
+    connection: AcpConnection, item: Inbound, mode: str, translator: UpdateTranslator
+) -> list[AgentEvent]:
+    verdict = decide(mode, item.payload)
+    tool_call = item.payload.get("toolCall")
+    call: dict[str, object] = tool_call if isinstance(tool_call, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    with contextlib.suppress(AcpConnectionLost):  # a dead child shows up as `closed` next
+        await connection.respond(item.request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
+    if verdict.allow:
+        return translator.tool_call(call)
+    notice = RunNotice(f"Refused {describe_call(item.payload)}: {verdict.reason}.")
+    return [*translator.refused(call, verdict.reason), notice]
+
+
+def _track_mode(lease: Lease, translator: UpdateTranslator) -> None:
+    # The CLI may switch a session's mode itself (an `allow_always` answer, enter_plan_mode); the next run resets it.
+    if translator.mode_changes:
+        lease.session.mode = translator.mode_changes[-1]
+
+
+async def _cancel_turn(lease: Lease, inbox: anyio.abc.ObjectReceiveStream[Inbound]) -> bool:
+    """session/cancel, then wait (bounded) for the prompt's answer; a turn that will not settle costs its process."""
+    connection, session_id = lease.connection, lease.session.session_id
+    try:
+        await connection.notify("session/cancel", {"sessionId": session_id})
+    except AcpConnectionLost:
+        return True
+    with anyio.move_on_after(CANCEL_SETTLE):
+        async for item in inbox:
+            if item.kind == "permission":
+                with contextlib.suppress(AcpConnectionLost):
+                    await connection.respond(item.request_id, {"outcome": {"outcome": "cancelled"}})
+            elif item.kind in ("response", "closed"):
+                return True
+    lease.discard()
+    return False

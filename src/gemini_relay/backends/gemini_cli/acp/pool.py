@@ -1,0 +1,404 @@
+"""Warm `gemini --acp` processes, keyed by what a process cannot change per session (binary and environment).
+
+One process per key serves every conversation of that key, one ACP session per conversation, one prompt at a time
+per conversation (prompts of different conversations run concurrently). A process is stopped when idle for
+`idle_seconds`, and recycled (no new prompts, stopped once its last prompt ends) after `max_prompts` prompts, past
+`max_sessions` sessions or past an RSS ceiling; its conversations continue in the next process via `session/load`.
+At most `max_processes` run; a new key evicts the least recently used idle one, or waits for one to become idle.
+
+Use it as `async with WarmPool(...) as pool:`; leaving the block (or `aclose()`, or cancelling the owning task)
+stops every child: stdin closed, SIGTERM to the group, a bounded grace, SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from gemini_relay.backends.gemini_cli.acp.connection import (
+    HANDSHAKE_TIMEOUT,
+    REQUEST_TIMEOUT,
+    AcpConnection,
+    AcpConnectionLost,
+    AcpHandshakeError,
+    AcpRpcError,
+    open_connection,
+)
+from gemini_relay.backends.gemini_cli.acp.errors import session_failure
+from gemini_relay.backends.gemini_cli.acp.session_files import (
+    protect_for_load,
+    remove_history_less,
+    remove_load_leftovers,
+)
+from gemini_relay.backends.gemini_cli.acp.sessions import (
+    SPARE_KEYS,
+    Launch,
+    Lease,
+    SessionState,
+    Settings,
+    SpareKey,
+    WarmProcess,
+    close_when_idle,
+    configure,
+    group_rss,
+    session_count,
+    session_state,
+    take_spare,
+)
+from gemini_relay.backends.gemini_cli.settings import DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS, gemini_home
+from gemini_relay.config import DEFAULT_WARM_IDLE
+from gemini_relay.errors import RunFailed
+from gemini_relay.log import logger
+from gemini_relay.supervise.process import DEFAULT_GRACE
+
+DEFAULT_MAX_PROCESSES = 2
+DEFAULT_MAX_PROMPTS = 500
+# Each session the CLI has seen stays in its heap (no session/close): see settings.DEFAULT_WARM_MAX_SESSIONS.
+DEFAULT_MAX_SESSIONS = DEFAULT_WARM_MAX_SESSIONS
+DEFAULT_MAX_RSS = DEFAULT_WARM_MAX_RSS_MB * 1024 * 1024  # past this a fresh process is cheaper
+DEFAULT_MAX_SPARES = 4  # spare sessions per (cwd, mode, model): a burst of fresh asks beyond it waits for session/new
+RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; not on every prompt
+REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
+HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
+SPARE_SETTLE = 1.0  # at close, how long a session/new in flight may take to answer (it takes ~30-70 ms)
+
+
+class WarmPool:
+    def __init__(
+        self,
+        *,
+        max_processes: int = DEFAULT_MAX_PROCESSES,
+        idle_seconds: float = DEFAULT_WARM_IDLE,
+        max_prompts: int = DEFAULT_MAX_PROMPTS,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_rss_bytes: int = DEFAULT_MAX_RSS,
+        max_spares: int = DEFAULT_MAX_SPARES,
+        grace: float = DEFAULT_GRACE,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    ) -> None:
+        self.max_processes = max_processes
+        self.idle_seconds = idle_seconds
+        self.max_prompts = max_prompts
+        self.max_sessions = max_sessions
+        self.max_rss_bytes = max_rss_bytes
+        self.max_spares = max_spares
+        self._grace = grace
+        self._handshake_timeout = handshake_timeout
+        self._warm: list[WarmProcess] = []
+        self._failed: dict[object, tuple[float, AcpHandshakeError]] = {}
+        self._changed = anyio.Event()
+        self._tg: TaskGroup | None = None
+        self._exit_stack: contextlib.AsyncExitStack | None = None
+        self._closed = False
+
+    # -- lifetime ---------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        stack = contextlib.AsyncExitStack()
+        self._tg = await stack.enter_async_context(anyio.create_task_group())
+        self._exit_stack = stack
+        self._tg.start_soon(self._reaper)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every child and wait (bounded by the kill grace) until each process group is gone.
+
+        Call it from the task that entered the pool (anyio task groups are bound to their task).
+        """
+        self._closed = True
+        for warm in self._warm:
+            warm.draining = True
+        # A session/new in flight would leave a recording whose id nobody learns (and so nobody sweeps).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SPARE_SETTLE):  # bounded, even when cancelled
+            for warm in list(self._warm):
+                while sum(warm.spare_making.values()) and warm.connection is not None and warm.connection.alive:
+                    await warm.spare_done.wait()
+        for warm in self._warm:
+            if warm.connection is not None:
+                warm.connection.close_soon()
+        stack, self._exit_stack = self._exit_stack, None
+        if stack is None:
+            return
+        # Each child's stop runs shielded inside its own task, so cancelling the group cannot skip one.
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+        await stack.aclose()
+
+    @property
+    def processes(self) -> list[int]:
+        """PIDs of the running warm processes (each leads its own process group)."""
+        return [w.connection.pid for w in self._warm if w.connection is not None and w.connection.alive]
+
+    def prewarm(self, launch: Launch) -> None:
+        """Start one process for `launch` in the background, so the first prompt is warm too."""
+        if self._closed or self._find(launch) is not None or len(self._warm) >= self.max_processes:
+            return
+        self._start(launch)
+
+    # -- leases -----------------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def lease(
+        self, launch: Launch, conversation_id: str | None, cwd: Path, *, mode: str, model: str | None
+    ) -> AsyncIterator[Lease]:
+        """The conversation's session in a warm process (created, loaded or live), locked for one prompt.
+
+        Raises:
+            AcpHandshakeError: no warm process can be started for `launch` (fall back to cold `-p`).
+            RunFailed / InputError: the session could not be created or loaded (unknown conversation, auth).
+        """
+        warm = await self._process_for(launch)
+        connection = warm.connection
+        assert connection is not None
+        warm.active += 1
+        created = False
+        try:
+            state, created = await self._session(warm, connection, conversation_id, cwd, (mode, model))
+            async with state.lock:
+                yield Lease(connection, state, created, warm)
+        finally:
+            warm.active -= 1
+            warm.prompts += 1
+            warm.last_used = time.monotonic()
+            if created:
+                # The next spare is made now, not while this prompt ran: the CLI is one event loop, and a session/new
+                # beside a prompt doubled the prompt's time.
+                self._replenish(warm, (cwd, mode, model))
+            self._after_prompt(warm)
+
+    async def _session(
+        self, warm: WarmProcess, connection: AcpConnection, conversation_id: str | None, cwd: Path, settings: Settings
+    ) -> tuple[SessionState, bool]:
+        if conversation_id is not None and conversation_id in warm.sessions:
+            return warm.sessions[conversation_id], False
+        try:
+            if conversation_id is None:
+                state = await self._fresh(warm, connection, (cwd, *settings))
+            else:
+                result = await self._load(warm.launch, connection, conversation_id, cwd)
+                state = session_state(conversation_id, cwd, result)
+        except AcpRpcError as exc:
+            raise session_failure(exc, conversation_id) from None
+        except AcpConnectionLost as exc:
+            raise RunFailed(f"{exc.description} while opening the session", retryable=True) from None
+        except TimeoutError:
+            raise RunFailed("gemini --acp did not open the session in time", retryable=True) from None
+        warm.sessions[state.session_id] = state
+        return state, conversation_id is None
+
+    async def _fresh(self, warm: WarmProcess, connection: AcpConnection, key: SpareKey) -> SessionState:
+        """A session for a new conversation: a spare made in the background saves the ~30-70 ms session/new on the
+        caller's clock. A caller that finds none raises the spare count for its key (up to max_spares), so a
+        burst of fresh asks is served from spares the next time."""
+        state = await take_spare(warm, key)
+        if state is None and key in warm.spare_target:  # spares were kept for this key, and too few
+            warm.spare_target[key] = min(self.max_spares, warm.spare_target[key] + 1)
+            with anyio.move_on_after(REQUEST_TIMEOUT):
+                # A spare in flight is closer to done than a session/new started now (they queue on new_lock).
+                while state is None and warm.spare_making.get(key, 0) > 0:
+                    await warm.spare_done.wait()
+                    state = await take_spare(warm, key)
+        if state is None:
+            state = await take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
+        return state  # its replacement is made once the lease ends (lease)
+
+    async def _new_session(self, warm: WarmProcess, connection: AcpConnection, cwd: Path) -> SessionState:
+        async with warm.new_lock:
+            result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise RunFailed("gemini --acp answered session/new without a session id")
+        warm.created.add(session_id)
+        return session_state(session_id, cwd, result)
+
+    def _replenish(self, warm: WarmProcess, key: SpareKey) -> None:
+        """Keep `spare_target` sessions ready (or being made) for `key`, made in the background."""
+        if self._tg is None or warm.draining:
+            return
+        target = warm.spare_target.pop(key, 1)
+        warm.spare_target[key] = target  # most recent last
+        while len(warm.spare_target) > SPARE_KEYS:
+            # Only the few most recent keys are refilled: each spare costs the CLI memory it never gives back.
+            del warm.spare_target[next(iter(warm.spare_target))]
+        while len(warm.spares.get(key, [])) + warm.spare_making.get(key, 0) < target:
+            warm.spare_making[key] = warm.spare_making.get(key, 0) + 1
+            self._tg.start_soon(self._make_spare, warm, key)
+
+    async def _make_spare(self, warm: WarmProcess, key: SpareKey) -> None:
+        """A session for a next fresh conversation in the key's cwd, already set to the key's mode and model."""
+        state: SessionState | None = None
+        try:
+            if warm.connection is not None:
+                state = await self._new_session(warm, warm.connection, key[0])
+                await configure(warm.connection, state, key[1], key[2])
+        except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
+            pass  # the next fresh conversation creates its own session and reports what goes wrong
+        finally:
+            warm.spare_making[key] = warm.spare_making.get(key, 1) - 1
+            if state is not None and warm.usable:
+                warm.spares.setdefault(key, []).append(state)
+                state = None
+            done, warm.spare_done = warm.spare_done, anyio.Event()
+            done.set()  # waiters take the spare, or make their own session when there is none
+            if warm.draining:
+                close_when_idle(warm)  # it waited for this spare's id (see close_when_idle)
+        # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
+
+    async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
+        home = gemini_home(launch.env)
+        keep = await anyio.to_thread.run_sync(protect_for_load, home, session_id)
+        try:
+            async with connection.listen(session_id) as replay:
+                result = await connection.request(
+                    "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}
+                )
+                # The replayed history must not reach the first prompt's answer.
+                with anyio.move_on_after(REPLAY_SETTLE):
+                    async for item in replay:
+                        update = item.payload.get("update") if item.kind == "update" else None
+                        if isinstance(update, dict) and update.get("sessionUpdate") == "available_commands_update":  # pyright: ignore[reportUnknownMemberType]
+                            break
+        finally:
+            # A failed load leaves its fresh empty recording too.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(remove_load_leftovers, home, session_id, keep)
+        return result
+
+    # -- processes --------------------------------------------------------------------------------------------
+
+    def _find(self, launch: Launch) -> WarmProcess | None:
+        for warm in self._warm:
+            if warm.launch.key == launch.key and warm.usable:
+                return warm
+        return None
+
+    async def _process_for(self, launch: Launch) -> WarmProcess:
+        if self._closed or self._tg is None:
+            raise AcpHandshakeError("the warm pool is closed")
+        failed = self._failed.get(launch.key)
+        if failed is not None and time.monotonic() - failed[0] < HANDSHAKE_RETRY:
+            raise failed[1]
+        while True:
+            warm = self._find(launch)
+            if warm is None and self._make_room():
+                warm = self._start(launch)
+            if warm is not None:
+                await warm.ready.wait()
+                if warm.connection is not None and warm.connection.alive and not warm.draining:
+                    return warm
+                if isinstance(warm.error, AcpHandshakeError):
+                    raise warm.error
+                continue
+            # Every slot is busy with another key: wait until a process frees up.
+            changed = self._changed
+            await changed.wait()
+
+    def _make_room(self) -> bool:
+        live = [w for w in self._warm if not w.draining]
+        if len(self._warm) < self.max_processes:
+            return True
+        idle = sorted((w for w in live if w.active == 0), key=lambda w: w.last_used)
+        if idle:
+            self._retire(idle[0], "pool cap reached")
+        return False
+
+    def _start(self, launch: Launch) -> WarmProcess:
+        assert self._tg is not None
+        warm = WarmProcess(launch)
+        self._warm.append(warm)
+        self._tg.start_soon(self._serve, warm)
+        return warm
+
+    async def _serve(self, warm: WarmProcess) -> None:
+        launch = warm.launch
+        try:
+            async with open_connection(
+                launch.binary, launch.env, launch.cwd, grace=self._grace, handshake_timeout=self._handshake_timeout
+            ) as connection:
+                warm.connection = connection
+                warm.ready.set()
+                await connection.wait_closing()
+        except AcpHandshakeError as exc:
+            logger.warning("Warm Gemini CLI unavailable: %s", exc)
+            warm.error = exc
+            self._failed[launch.key] = (time.monotonic(), exc)
+        except Exception as exc:  # a bug here must not take the pool's task group (and every other child) down
+            logger.exception("Warm Gemini CLI process failed")
+            warm.error = exc
+        finally:
+            warm.draining = True
+            warm.ready.set()
+            with contextlib.suppress(ValueError):
+                self._warm.remove(warm)
+            self._notify()
+            warm.spares = {}
+            # The process is gone: sweep the history-less recordings it left (unused spares, a spare cut off
+            # mid-creation, the session it opens in its own cwd at start); nobody can continue them.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self._grace):
+                await anyio.to_thread.run_sync(
+                    remove_history_less, gemini_home(launch.env), warm.created, launch.cwd, warm.started_at
+                )
+
+    def _retire(self, warm: WarmProcess, why: str) -> None:
+        if warm.draining:
+            return
+        logger.info("Retiring warm gemini --acp: %s", why)
+        warm.draining = True
+        close_when_idle(warm)
+        self._notify()
+
+    def _after_prompt(self, warm: WarmProcess) -> None:
+        if warm.draining:
+            close_when_idle(warm)
+        elif warm.prompts >= self.max_prompts:
+            self._recycle(warm, f"served {warm.prompts} prompts")
+        elif session_count(warm) >= self.max_sessions:
+            self._recycle(warm, f"holds {len(warm.sessions)} sessions")
+        elif warm.connection is not None and time.monotonic() - warm.rss_checked >= RSS_CHECK_INTERVAL:
+            warm.rss_checked = time.monotonic()
+            rss = group_rss(warm.connection.pid)
+            if rss > self.max_rss_bytes:
+                self._recycle(warm, f"RSS {rss // (1024 * 1024)} MB over the ceiling")
+        self._notify()
+
+    def _recycle(self, warm: WarmProcess, why: str) -> None:
+        """Retire a process that grew too old or too big, and boot its successor now, off the next caller's clock."""
+        self._retire(warm, why)
+        self.prewarm(warm.launch)
+
+    def check_now(self) -> None:
+        """Apply the recycling rules to every idle process now (the RSS rule included, unthrottled)."""
+        for warm in list(self._warm):
+            warm.rss_checked = 0.0
+            self._after_prompt(warm)
+
+    async def _reaper(self) -> None:
+        """Stop processes idle longer than idle_seconds; sleeps until the next one could expire."""
+        while True:
+            now = time.monotonic()
+            wait = self.idle_seconds
+            for warm in list(self._warm):
+                if warm.active or warm.draining or warm.connection is None:
+                    continue
+                left = warm.last_used + self.idle_seconds - now
+                if left <= 0:
+                    self._retire(warm, f"idle for {self.idle_seconds:g}s")
+                else:
+                    wait = min(wait, left)
+            changed = self._changed
+            with anyio.move_on_after(wait):
+                await changed.wait()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()

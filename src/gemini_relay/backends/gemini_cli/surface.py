@@ -1,0 +1,64 @@
+"""The Gemini CLI's answers for gemini-models, gemini-conversations, gemini-doctor and gemini-help."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.gemini_cli.auth import gemini_auth_state
+from gemini_relay.backends.gemini_cli.sessions import list_conversations
+from gemini_relay.backends.gemini_cli.settings import gemini_home
+from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
+from gemini_relay.backends.probe import run_probe
+
+if TYPE_CHECKING:
+    from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
+
+
+async def model_listing(gemini: GeminiCliBackend) -> ModelListing:
+    default = gemini.section.default_model or "auto (the Gemini CLI routes each prompt)"
+    lines = [
+        "Models for the gemini backend (Gemini CLI):",
+        "",
+        *(f"- {model}" for model in GEMINI_MODELS),
+        "- auto (let the CLI's router choose per prompt)",
+        "",
+        "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in GEMINI_ALIASES.items()),
+        f"Default: {default}",
+        "",
+        "Any other model id your API key can use is passed through with -m.",
+    ]
+    return ModelListing(lines)
+
+
+async def conversation_rows(gemini: GeminiCliBackend, limit: int) -> ConversationRows:
+    return ConversationRows("Gemini CLI", list_conversations(gemini_home(gemini.env()), limit))
+
+
+async def doctor_section(gemini: GeminiCliBackend) -> DoctorSection:
+    lines = ["## Gemini CLI"]
+    problems: list[str] = []
+    binary = gemini.locate()
+    if binary is None:
+        lines.append("- binary: not found")
+        problems.append("Install the Gemini CLI: `npm install -g @google/gemini-cli`, or set GEMINI_CLI_PATH.")
+    else:
+        version = await gemini.version()
+        shown = version.text.strip().splitlines()[-1] if version.ok else f"unknown ({version.text.strip()[:200]})"
+        lines += [f"- binary: {binary}", f"- version: {shown}"]
+        if not version.ok:
+            problems.append(f"`{binary} --version` failed; reinstall the Gemini CLI.")
+    node = await run_probe(["node", "--version"], gemini.env(), gemini.settings.project_root, timeout=10.0)
+    lines.append(f"- node: {node.text.strip() if node.ok else 'not found'}")
+    if not node.ok:
+        problems.append("Install Node.js 20 or newer (the Gemini CLI runs on it).")
+    auth = gemini_auth_state(gemini.env())
+    lines.append(f"- auth: {auth.summary}")
+    if not auth.ok:
+        problems.append(auth.fix)
+    return DoctorSection(lines, problems)
+
+
+async def help_text(gemini: GeminiCliBackend) -> str:
+    result = await gemini.help()
+    return result.text.strip() if result.ok else f"`gemini --help` failed:\n{result.text.strip()}"

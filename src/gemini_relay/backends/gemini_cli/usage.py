@@ -1,0 +1,119 @@
+"""The usage of one Gemini CLI call's turns, as the API's usageMetadata gave it, from the CLI's session recording.
+
+Cold and warm count differently: cold's stream-json `stats` adds up every request the CLI made (with `auto`, the
+router's classification request too: 24 in / 16 out for a one-turn answer) and has no thoughts; ACP's `_meta.quota`
+counts the agent's turns, input and output only (12 / 8). Both paths record the conversation in
+`.gemini/tmp/<project>/chats/session-*.jsonl`, each model message with that response's usageMetadata (`tokens`: input,
+output, cached, thoughts, tool, total). Summed over the model messages after the call's prompt it is the usage of the
+call's own turn(s), tool round trips included and nothing else, alike on both paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from gemini_relay.backends.gemini_cli.sessions import json_record, latest_chats_file
+from gemini_relay.core.events import Finished, Usage
+
+FIRST_TAIL_BYTES = 256 * 1024  # a call's messages are at the end; a longer call (a big answer) widens the read
+_SESSION_CONTEXT = "<session_context>"
+
+
+async def with_call_usage(finished: Finished, home: Path, session_id: str | None) -> Finished:
+    """`finished` with the recording's usage of the call, or unchanged when no recording can be read."""
+    if not session_id:
+        return finished
+    usage = await anyio.to_thread.run_sync(call_usage, home, session_id)
+    return replace(finished, usage=usage) if usage is not None else finished
+
+
+def call_usage(home: Path, session_id: str) -> Usage | None:
+    """The usage of the session's latest call (the turns after its last prompt); None without a readable one."""
+    path = latest_chats_file(home, session_id)
+    if path is None:
+        return None
+    limit = FIRST_TAIL_BYTES
+    while True:
+        try:
+            lines, whole = _tail(path, limit)
+        except OSError:
+            return None
+        turns = last_call_turns(lines)
+        if turns is not None or whole:
+            return sum_usage(turns or [])
+        limit *= 4
+
+
+def last_call_turns(lines: list[str]) -> list[dict[str, Any]] | None:
+    """The model messages after the last prompt, replaying the recording as the CLI reads it (a message record
+    replaces one with its id in place, `$set.messages` rewrites the history, `$rewindTo` cuts it); None when no
+    prompt is in `lines`."""
+    messages: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        record = json_record(line)
+        if record is None:
+            continue
+        rewind, patch, message_id = record.get("$rewindTo"), record.get("$set"), record.get("id")
+        if isinstance(rewind, str):
+            ids = list(messages)
+            for gone in ids[ids.index(rewind) if rewind in messages else 0 :]:
+                del messages[gone]
+        elif isinstance(patch, dict) and isinstance(patch.get("messages"), list):  # pyright: ignore[reportUnknownMemberType]
+            listed: list[Any] = patch["messages"]  # pyright: ignore[reportUnknownVariableType]
+            messages = {m["id"]: m for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)}  # pyright: ignore[reportUnknownMemberType]
+        elif isinstance(message_id, str):
+            messages[message_id] = record
+    ordered = list(messages.values())
+    prompts = [i for i, message in enumerate(ordered) if _is_prompt(message)]
+    if not prompts:
+        return None
+    return [m for m in ordered[prompts[-1] + 1 :] if m.get("type") == "gemini"]
+
+
+def sum_usage(turns: list[dict[str, Any]]) -> Usage | None:
+    counted = [tokens for tokens in (_dict(t.get("tokens")) for t in turns) if tokens]
+    if not counted:
+        return None
+    return Usage(
+        input_tokens=sum(_int(t.get("input")) for t in counted),
+        output_tokens=sum(_int(t.get("output")) for t in counted),
+        thinking_tokens=sum(_int(t.get("thoughts")) for t in counted),
+        cached_tokens=sum(_int(t.get("cached")) for t in counted),
+        total_tokens=sum(_int(t.get("total")) for t in counted),
+    )
+
+
+def _is_prompt(message: dict[str, Any]) -> bool:
+    """A user message the caller wrote: text, not the CLI's workspace context, not a tool's answer."""
+    if message.get("type") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return not content.lstrip().startswith(_SESSION_CONTEXT)
+    parts = [_dict(p) for p in content] if isinstance(content, list) else []  # pyright: ignore[reportUnknownVariableType]
+    if any("functionResponse" in p for p in parts):
+        return False
+    texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
+    return any(not text.lstrip().startswith(_SESSION_CONTEXT) for text in texts)
+
+
+def _tail(path: Path, limit: int) -> tuple[list[str], bool]:
+    """The file's last `limit` bytes as whole lines, and whether that is the whole file."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        handle.seek(max(0, size - limit))
+        lines = handle.read().decode("utf-8", errors="replace").splitlines()
+    whole = size <= limit
+    return (lines if whole else lines[1:]), whole  # the first line of a tail may be cut
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,104 @@
+"""The gemini backend: each run warm on a `gemini --acp` process when an owner opened the pool, else cold `-p`.
+
+The owner (the relay host's executor) calls `open()` in its own task, `prewarm()` once it serves,
+and `aclose()` at shutdown; a backend nobody opened (GEMINI_RELAY_WARM=off, a server's own registry) runs cold.
+A run falls back to cold `-p` when ACP is missing or fails its handshake, saying so once per process; runs the warm
+path cannot honour (addDirs, sandbox, a prompt starting with `/`, which ACP mode handles as its own commands) go cold
+too, so both paths give the same answer for the same request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from gemini_relay.backends.gemini_cli.acp import AcpBackend, AcpHandshakeError, WarmPool
+from gemini_relay.backends.gemini_cli.acp.backend import takes_literally
+from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
+from gemini_relay.backends.probe import ProbeCache
+from gemini_relay.config import Settings
+from gemini_relay.core.events import AgentEvent, RunNotice
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.errors import BackendUnavailable, RelayError
+from gemini_relay.log import logger
+
+__all__ = ["GeminiBackend"]
+
+
+class GeminiBackend(GeminiCliBackend):
+    def __init__(self, settings: Settings, probes: ProbeCache | None = None) -> None:
+        super().__init__(settings, probes)
+        self._pool: WarmPool | None = None
+        self._acp: AcpBackend | None = None
+        self._fallback_noted = False
+
+    @property
+    def pool(self) -> WarmPool | None:
+        """The open warm pool, or None when runs are cold."""
+        return self._pool
+
+    async def open(self) -> None:
+        """Enter the warm pool in the caller's task (the same task must call `aclose`); a no-op when warm is off."""
+        if not self._settings.warm or self._pool is not None:
+            return
+        pool = WarmPool(
+            idle_seconds=self._settings.warm_idle_seconds,
+            max_sessions=self.section.warm_max_sessions,
+            max_rss_bytes=self.section.warm_max_rss_mb * 1024 * 1024,
+            grace=self._settings.kill_grace,
+        )
+        await pool.__aenter__()
+        self._pool, self._acp = pool, AcpBackend(self._settings, pool)
+
+    async def aclose(self) -> None:
+        """Stop every warm child (SIGTERM to its group, grace, SIGKILL); later runs are cold."""
+        pool, self._pool, self._acp = self._pool, None, None
+        if pool is not None:
+            await pool.aclose()
+
+    def keeps_warm_process(self) -> bool:
+        """Whether an owner would boot a warm CLI for this backend now (warm on and the binary found)."""
+        return self._settings.warm and self.locate() is not None
+
+    def prewarm(self) -> None:
+        """Boot one warm process in the background so the first call is warm too."""
+        if self._acp is not None:
+            self._acp.prewarm()
+
+    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+        acp = self._acp
+        unavailable: str | None = None
+        if acp is not None and not spec.add_dirs and not spec.sandbox and takes_literally(spec):
+            # Notices come before the session: held back until the warm path is known to work, so a fallback
+            # does not repeat them.
+            held: list[AgentEvent] = []
+            started = False
+            warm = acp.run(spec)
+            try:
+                async with contextlib.aclosing(warm):
+                    async for event in warm:
+                        if not started and isinstance(event, RunNotice):
+                            held.append(event)
+                            continue
+                        if not started:
+                            started = True
+                            for notice in held:
+                                yield notice
+                        yield event
+                return
+            except AcpHandshakeError as exc:
+                unavailable = str(exc)
+            except BackendUnavailable:
+                pass  # no binary: the cold path says so with its own checks
+            except RelayError:
+                if not started:  # failed opening the session: the notices still belong to the run, as on cold
+                    for notice in held:
+                        yield notice
+                raise
+        if unavailable is not None:
+            logger.warning("ACP unavailable (%s); running cold", unavailable)
+            if not self._fallback_noted:
+                self._fallback_noted = True
+                yield RunNotice(f"ACP unavailable: {unavailable}, running cold.")
+        async for event in super().run(spec):
+            yield event

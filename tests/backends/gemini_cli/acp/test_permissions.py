@@ -1,0 +1,56 @@
+"""Permission requests are answered by the run's mode, restoring what headless `-p` allows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide
+from gemini_relay.core.spec import RunSpec
+
+OPTIONS = [
+    {"optionId": "proceed_always", "kind": "allow_always"},
+    {"optionId": "proceed_once", "kind": "allow_once"},
+    {"optionId": "cancel", "kind": "reject_once"},
+]
+
+
+def request(kind: str) -> dict[str, Any]:
+    return {"sessionId": "s", "options": OPTIONS, "toolCall": {"toolCallId": "t", "kind": kind, "title": "x"}}
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "allowed"),
+    [
+        ("default", "read", True),
+        ("default", "search", True),
+        ("default", "edit", False),
+        ("default", "execute", False),
+        ("default", "fetch", False),
+        ("plan", "edit", False),
+        ("plan", "execute", False),
+        ("plan", "read", True),
+        ("autoEdit", "edit", True),
+        ("autoEdit", "execute", False),
+        ("yolo", "execute", True),
+        ("yolo", "edit", True),
+    ],
+)
+def test_each_mode_allows_what_the_headless_cli_allows(mode: str, kind: str, allowed: bool) -> None:
+    verdict = decide(mode, request(kind))
+    assert verdict.allow is allowed
+    assert verdict.option_id == ("proceed_once" if allowed else "cancel")
+    assert bool(verdict.reason) is not allowed
+
+
+def test_allow_always_is_never_chosen_because_it_changes_the_session_mode() -> None:
+    assert decide("yolo", request("edit")).option_id == "proceed_once"
+
+
+def test_the_run_mode_maps_like_the_cold_approval_flags() -> None:
+    spec = RunSpec(tool="t", prompt="p", cwd=__import__("pathlib").Path("/"))
+    assert acp_mode(spec) == "default"
+    assert acp_mode(RunSpec(tool="t", prompt="p", cwd=spec.cwd, mode="plan", skip_permissions=True)) == "plan"
+    assert acp_mode(RunSpec(tool="t", prompt="p", cwd=spec.cwd, skip_permissions=True)) == "yolo"
+    assert acp_mode(RunSpec(tool="t", prompt="p", cwd=spec.cwd, mode="accept-edits")) == "autoEdit"

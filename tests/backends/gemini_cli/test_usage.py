@@ -1,0 +1,94 @@
+"""The usage of a Gemini CLI call from its session recording, replayed the way the CLI 0.61.0 writes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gemini_relay.backends.gemini_cli.usage import FIRST_TAIL_BYTES, call_usage, last_call_turns, sum_usage
+from gemini_relay.core.events import Usage
+
+SID = "0ece59e5-d8da-425f-aca1-1b42c892f087"
+TOKENS = {"input": 12, "output": 8, "cached": 2, "thoughts": 3, "tool": 0, "total": 23}
+ONE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, cached_tokens=2, total_tokens=23)
+
+
+def header() -> dict[str, Any]:
+    return {"sessionId": SID, "projectHash": "h", "startTime": "t", "lastUpdated": "t", "kind": "main"}
+
+
+def user(n: int, text: str) -> dict[str, Any]:
+    return {"id": f"u{n}", "type": "user", "content": [{"text": text}]}
+
+
+def gemini(n: int, text: str = "answer", **extra: Any) -> dict[str, Any]:
+    return {"id": f"g{n}", "type": "gemini", "content": text, "tokens": TOKENS, "model": "m", **extra}
+
+
+def tool_answer(n: int) -> dict[str, Any]:
+    return {"id": f"u{n}", "type": "user", "content": [{"functionResponse": {"name": "read_file", "response": {}}}]}
+
+
+def context() -> dict[str, Any]:
+    return {"$set": {"messages": [{"id": "c", "type": "user", "content": [{"text": "<session_context>\nx"}]}]}}
+
+
+def lines(*records: dict[str, Any]) -> list[str]:
+    return [json.dumps(r) for r in records]
+
+
+def usage_of(*records: dict[str, Any]) -> Usage | None:
+    turns = last_call_turns(lines(*records))
+    return None if turns is None else sum_usage(turns)
+
+
+def test_a_calls_usage_is_its_own_answer_not_the_earlier_turns() -> None:
+    got = usage_of(header(), context(), user(1, "first"), gemini(1), user(2, "second"), gemini(2))
+    assert got == ONE
+
+
+def test_a_tool_round_trip_counts_both_answers_once_each_though_the_first_is_written_twice() -> None:
+    call = gemini(1, "")
+    records = [header(), user(1, "read it"), call, {"$set": {"lastUpdated": "t"}}, {**call, "toolCalls": [{}]}]
+    got = usage_of(*records, tool_answer(2), gemini(2, "Read it."))
+    assert got == Usage(input_tokens=24, output_tokens=16, thinking_tokens=6, cached_tokens=4, total_tokens=46)
+
+
+def test_the_workspace_context_and_a_tools_answer_are_not_the_calls_prompt() -> None:
+    assert last_call_turns(lines(header(), context(), tool_answer(1), gemini(1))) is None
+
+
+def test_a_history_rewrite_and_a_rewind_are_replayed() -> None:
+    rewrite = {"$set": {"messages": [user(1, "kept"), gemini(1)]}}
+    assert usage_of(header(), user(9, "dropped"), rewrite) == ONE
+    rewound = usage_of(header(), user(1, "first"), gemini(1), user(2, "undone"), gemini(2), {"$rewindTo": "u2"})
+    assert rewound == ONE
+
+
+def test_a_call_without_counted_answers_has_no_usage() -> None:
+    assert usage_of(header(), user(1, "blocked")) is None
+    assert usage_of(header(), user(1, "p"), {**gemini(1), "tokens": None}) is None
+
+
+def write(home: Path, name: str, records: list[dict[str, Any]]) -> Path:
+    chats = home / ".gemini" / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    path = chats / name
+    path.write_text("".join(line + "\n" for line in lines(*records)), encoding="utf-8")
+    return path
+
+
+def test_the_usage_is_read_from_the_sessions_recording_and_none_without_one(tmp_path: Path) -> None:
+    assert call_usage(tmp_path, SID) is None
+    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), user(1, "hi"), gemini(1)])
+    assert call_usage(tmp_path, SID) == ONE
+
+
+def test_a_call_longer_than_the_first_tail_read_is_still_counted_from_its_prompt(tmp_path: Path) -> None:
+    big = "x" * (FIRST_TAIL_BYTES * 2)
+    records = [header(), user(1, "old"), gemini(1), user(2, "a long one"), gemini(2, big), gemini(3)]
+    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", records)
+    assert call_usage(tmp_path, SID) == Usage(
+        input_tokens=24, output_tokens=16, thinking_tokens=6, cached_tokens=4, total_tokens=46
+    )
