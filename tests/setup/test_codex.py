@@ -61,6 +61,7 @@ async def test_the_table_reads_back_with_the_timeout_and_approves_exactly_the_re
     assert done.code == 0, done.out
     assert (entry["command"], entry["args"], entry["env"]) == (RELAY, [], TRUST)
     assert entry["tool_timeout_sec"] == 600
+    assert entry["required"] is True  # `codex exec` waits for it before its first turn
     assert "GEMINI_API_KEY" in entry["env_vars"]  # Codex passes a stdio server only what it is told to forward
     assert approved == set(entry["tools"]) == read_only
     assert {"gemini-ask", "gemini-run", "gemini-image"}.isdisjoint(approved)  # left to the user's approval policy
@@ -125,7 +126,8 @@ def test_the_http_table_has_the_url_and_token_and_the_file_becomes_private(home:
     assert added.code == 0, added.out
     assert entry["url"] == "http://127.0.0.1:9123/mcp"
     assert entry["http_headers"] == {"Authorization": f"Bearer {token}"}
-    assert entry["tool_timeout_sec"] == 600 and "gemini-relay" in servers(home)
+    assert entry["tool_timeout_sec"] == 600 and "required" not in entry  # a server Codex does not start
+    assert "gemini-relay" in servers(home)
     assert home.file(CONFIG).stat().st_mode & 0o777 == 0o600
     assert token not in added.out
 

@@ -125,6 +125,9 @@ def gemini_shape(entry: Entry, *, shown: bool) -> dict[str, Any]:
 
 MARK = "# Written by `gemini-relay setup`; `gemini-relay setup --remove` takes it out."
 APPROVALS = "# Read-only tools (readOnlyHint) run without a prompt; the others follow your approval policy."
+# Measured with Codex 0.169.0: `codex exec` sends its first model request without waiting for a server that is not
+# `required`, so a relay still starting is missing from that turn; a required one is waited for (startup_timeout_sec).
+REQUIRED = "# required: Codex waits for the relay before its first turn (and says so if it cannot start)."
 
 
 def codex_block(entry: Entry, approved: Sequence[str], *, shown: bool) -> str:
@@ -141,6 +144,8 @@ def codex_block(entry: Entry, approved: Sequence[str], *, shown: bool) -> str:
         lines.append(f"env = {toml_table(entry.environment())}")
         lines.append(f"env_vars = {toml_list(CODEX_FORWARD)}")
     lines.append(f"tool_timeout_sec = {TOOL_TIMEOUT_SEC}")
+    if not entry.http:
+        lines += [REQUIRED, "required = true"]
     if approved:
         lines.append(APPROVALS)
     lines += [f'tools.{toml_key(tool)}.approval_mode = "approve"' for tool in approved]

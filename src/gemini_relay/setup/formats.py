@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from gemini_relay.setup.entries import APPROVALS, MARK, Entry, codex_block
+from gemini_relay.setup.entries import APPROVALS, MARK, REQUIRED, Entry, codex_block
 
 Shape = Callable[..., dict[str, Any]]
 _INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
@@ -180,7 +180,7 @@ def drop_table(text: str, name: str) -> str:
             entering = keys[:2] == ["mcp_servers", name] and not inside
             inside = keys[:2] == ["mcp_servers", name]
             if entering:
-                while kept and kept[-1].strip() in (MARK, APPROVALS):
+                while kept and kept[-1].strip() in (MARK, APPROVALS, REQUIRED):
                     kept.pop()
                 if kept and not kept[-1].strip() and (not kept[:-1] or kept[-2].strip()):
                     kept.pop()
