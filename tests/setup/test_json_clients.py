@@ -181,3 +181,4 @@ def test_claude_desktop_gets_no_http_entry_and_says_why(home: SetupHome) -> None
         refused.out
     )
     assert home.file(".config/Claude/claude_desktop_config.json").read_text(encoding="utf-8") == "{}"
+    assert "No client found" not in refused.out

@@ -53,11 +53,12 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None, out:
             made[HTTP_NAME] = http_entry(url, token)
         return made
 
-    touched = 0
+    touched, seen = 0, False
     for client in CLIENTS:
         if chosen and client.name not in chosen:
             continue
         recorded = args.remove and job.records.get(client.config(home)) is not None  # undo what setup wrote
+        seen = seen or client.name in chosen or bool(client.signs(home))
         if not _eligible(job, client, home, named=client.name in chosen or recorded, http=http):
             continue
         touched += 1
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None, out:
             remove(job, target, names, made)
         else:
             write(job, target, [made[HTTP_NAME if http else STDIO_NAME]])
-    _footer(job, touched=touched, removing=args.remove, http=http, args=args)
+    _footer(job, found=bool(touched or seen), removing=args.remove, http=http, args=args)
     stream.write("\n".join(job.lines) + "\n")
     return 1 if job.failed else 0
 
@@ -146,9 +147,9 @@ def _header(job: Run, command: str, args: tuple[str, ...], *, url: str, token: T
     job.say("")
 
 
-def _footer(job: Run, *, touched: int, removing: bool, http: bool, args: argparse.Namespace) -> None:
+def _footer(job: Run, *, found: bool, removing: bool, http: bool, args: argparse.Namespace) -> None:
     job.say("")
-    if not touched:
+    if not found:
         job.say(f"No client found. Name one with --client ({', '.join(BY_NAME)}), or use the README's snippets.")
         return
     if not job.yes and any(" would " in line for line in job.lines):
