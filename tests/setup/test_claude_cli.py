@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.harness import Relay
 from tests.setup.homes import SetupHome, snapshot
@@ -76,3 +79,19 @@ def test_a_failing_claude_cli_is_reported_and_leaves_no_backup_or_record(home: S
     assert "not written: `claude mcp add-json` exited 1: MCP config is locked" in failed.out
     assert home.snapshot() == before and config.read_text(encoding="utf-8") == '{"numStartups": 3}\n'
     assert home.record() is None
+
+
+def test_with_no_network_at_all_setup_and_remove_through_the_cli_leave_nothing_behind(relay: Relay) -> None:
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("no network namespace here (unshare -n needs root or user namespaces)")
+    state = {"GEMINI_RELAY_STATE_DIR": str(relay.base / "relay-state")}
+    settings = claude_home(relay) / ".claude" / "settings.json"  # a ~/.claude that was there before
+    settings.parent.mkdir(parents=True)
+    settings.write_text("{}\n", encoding="utf-8")
+    before = snapshot(claude_home(relay))
+    loud = "unset CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC DISABLE_AUTOUPDATER; unshare -n"  # as a user's shell is
+    added = claude(relay, f"{loud} gemini-relay setup --client claude-code --yes", **state)
+    removed = claude(relay, f"{loud} gemini-relay setup --client claude-code --remove --yes", **state)
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert snapshot(claude_home(relay)) == before  # no telemetry left in ~/.claude to send later

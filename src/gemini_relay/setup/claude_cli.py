@@ -4,7 +4,8 @@ shows in a process list) and `claude mcp remove -s user <name>`. The CLI takes C
 
 Measured with Claude Code 2.1.332: the user scope is the top-level `mcpServers` of `$CLAUDE_CONFIG_DIR/.claude.json`
 (else `~/.claude.json`); a write may leave a copy in `backups/` beside it (`~/.claude/backups/`), and the first
-run of the CLI in a home writes first-start keys into the file. Setup notes those side files as its own.
+run of the CLI in a home writes first-start keys into the file. Setup notes those side files as its own, and
+everything the CLI put in a folder that was missing before.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from typing import Any
 from gemini_relay.supervise.groups import signal_group
 
 CLI_TIMEOUT = 60.0
+# Editing its config needs no network: without these the CLI sends telemetry (and offline, leaves a
+# ~/.claude/telemetry/1p_failed_events.*.json behind, measured with 2.1.332).
+QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"}
 KILL_GRACE = 5.0
 
 
@@ -58,10 +62,17 @@ class Snapshot:
         return cls(folder, files, tuple(reversed(missing)))
 
     def created(self) -> tuple[list[str], list[str]]:
-        """The files and folders (outermost first) that appeared since the snapshot."""
+        """The files and folders (outermost first) that appeared since the snapshot: new entries of the side
+        folder, and everything inside a folder that was missing."""
         now = frozenset(p.name for p in self.folder.iterdir()) if self.folder.is_dir() else frozenset()
-        files = sorted(str(self.folder / name) for name in now - self.files)
-        return files, [str(p) for p in self.missing if p.exists()]
+        files = {str(self.folder / name) for name in now - self.files}
+        folders: list[str] = []
+        made = [p for p in self.missing if p.exists()]
+        if made:
+            inside = sorted(made[0].rglob("*"), key=lambda p: len(p.parts))
+            files |= {str(p) for p in inside if not p.is_dir()}
+            folders = [str(p) for p in [made[0], *inside] if p.is_dir()]
+        return sorted(files), folders
 
 
 @dataclass(frozen=True)
@@ -79,13 +90,14 @@ class ClaudeCli:
     def _run(self, args: list[str], stdin: str) -> None:
         """Run the CLI in its own process group; on timeout the group gets SIGTERM, a grace, then SIGKILL."""
         command = [self.binary, *args]
+        env = {**self.env, **QUIET}
         process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=dict(self.env),
+            env=env,
             cwd=self.cwd,
             start_new_session=True,
         )
