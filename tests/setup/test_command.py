@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from gemini_relay import __version__
+from gemini_relay.setup.clients import BY_NAME
+from gemini_relay.setup.options import CLIENT_NAMES
 from tests.setup.homes import RELAY, SetupHome
 
 WAIT = 60.0
@@ -73,3 +75,7 @@ def test_python_dash_m_gemini_relay_setup_writes_the_same_entry(home: SetupHome)
     )
     assert ran.returncode == 0, ran.stderr
     assert home.json(".cursor/mcp.json")["mcpServers"]["gemini-relay"]["command"] == RELAY
+
+
+def test_the_options_name_every_client_setup_knows() -> None:
+    assert tuple(BY_NAME) == CLIENT_NAMES

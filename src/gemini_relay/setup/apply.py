@@ -108,7 +108,7 @@ def write(run: Run, target: Target, entries: Sequence[Entry]) -> None:
     for entry in entries:
         have = target.fmt.get(read.data, entry.name)
         if entry.token is not None and entry.token.value is None:
-            run.say(f"  {entry.name}: would add (the token is made on --yes) to {target.where(run.home)}:")
+            run.say(f"  {entry.name}: would add (the token is made on --yes) in {target.where(run.home)}:")
             run.block(target.fmt.show(entry))
         elif have == target.fmt.want(entry):
             run.say(f"  {entry.name}: already present")

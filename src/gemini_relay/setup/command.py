@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import TextIO
 
 from gemini_relay.config import default_state_dir
 from gemini_relay.errors import ConfigError
@@ -22,9 +21,9 @@ from gemini_relay.setup.files import Records
 CACHES = ("/.cache/uv/", "/uv/archive-", "/pip-build-env-")  # where uvx and pip keep throwaway environments
 
 
-def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    env = os.environ if environ is None else environ
-    stream = sys.stdout if out is None else out
+def run(args: argparse.Namespace) -> int:
+    """Exit 0; 1 when a file could not be read or written; 2 for a bad option."""
+    env = os.environ
     home = Home(env, Path(env.get("HOME") or Path.home()).expanduser(), sys.platform)
     chosen: list[str] = args.setup_clients or []
     unknown = [name for name in chosen if name not in BY_NAME]
@@ -70,7 +69,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str] | None = None, out:
         else:
             write(job, target, [made[HTTP_NAME if http else STDIO_NAME]])
     _footer(job, found=bool(touched or seen), removing=args.remove, http=http, args=args)
-    stream.write("\n".join(job.lines) + "\n")
+    print("\n".join(job.lines))
     return 1 if job.failed else 0
 
 
