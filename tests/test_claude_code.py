@@ -66,13 +66,20 @@ def test_claude_code_connects_over_http_with_the_token_and_is_refused_without_it
     with http_server(relay, token="cc-token-1") as server:
         line = readme_line(http=True).replace("http://127.0.0.1:8765/mcp", server.url)
         added = claude(relay, line, GEMINI_RELAY_HTTP_TOKEN="cc-token-1")
-        wrong = claude(relay, line.replace("gemini-relay", "wrong-token"), GEMINI_RELAY_HTTP_TOKEN="guess")
+        wrong = claude(relay, line.replace("gemini-relay-http", "wrong-token"), GEMINI_RELAY_HTTP_TOKEN="guess")
         listed = claude(relay, "claude mcp list")
     assert added.returncode == 0 and wrong.returncode == 0, added.stderr + wrong.stderr
-    assert f"gemini-relay: {server.url} (HTTP) - ✔ Connected" in listed.stdout, listed.stdout
+    assert f"gemini-relay-http: {server.url} (HTTP) - ✔ Connected" in listed.stdout, listed.stdout
     assert f"wrong-token: {server.url} (HTTP) - ✘ Failed to connect" in listed.stdout
     assert "HTTP 401" in listed.stdout
     assert "cc-token-1" not in listed.stdout + relay.stderr()
+
+
+def test_the_readme_lines_for_stdio_and_http_both_go_into_one_home_under_their_own_names(relay: Relay) -> None:
+    stdio = claude(relay, readme_line(http=False))
+    http = claude(relay, readme_line(http=True), GEMINI_RELAY_HTTP_TOKEN="cc-token-2")
+    assert stdio.returncode == 0, stdio.stderr
+    assert http.returncode == 0, http.stdout + http.stderr  # not "MCP server gemini-relay already exists"
 
 
 def test_claude_code_binary_is_the_pinned_version() -> None:

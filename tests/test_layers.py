@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "gemini_relay"
 
 # Highest first. A module may import its own layer or any layer after it.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"__main__", "cli", "commands", "app", "transports", "http"}),
+    frozenset({"__main__", "cli", "commands", "setup", "app", "transports", "http"}),
     frozenset({"server"}),
     frozenset({"tools"}),
     frozenset({"content"}),

@@ -15,6 +15,7 @@ from gemini_relay.commands import DEFAULT_HOOK_TIMEOUT, doctor_state, hook_wait,
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
+from gemini_relay.setup.options import add_parser as add_setup_parser
 from gemini_relay.transports.token import NO_AUTH_MEANS
 
 if TYPE_CHECKING:
@@ -158,7 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     hook_parser = sub.add_parser("hook-wait", help="Claude Code PostToolUse asyncRewake hook for gemini-run")
     hook_parser.add_argument("--timeout", type=_seconds, default=DEFAULT_HOOK_TIMEOUT)
     sub.add_parser("doctor", help="check the setup and the job store; exit 0 ok, 1 broken")
+    add_setup_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "setup":
+        from gemini_relay.setup.command import run as setup
+
+        return setup(args)
     if args.command == "wait-job":
         return wait_job(args.job_id, args.timeout)
     if args.command == "hook-wait":
