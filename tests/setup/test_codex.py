@@ -15,7 +15,7 @@ from mcp import Client
 from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.server import RelayServer
+from gemini_relay.server.relay import RelayServer
 from tests.inmemory.scripted import ScriptedBackend
 from tests.setup.homes import RELAY, TRUST, SetupHome
 
@@ -40,7 +40,7 @@ async def read_only_on_the_wire(tmp_path: Path) -> set[str]:
         "GEMINI_RELAY_HOST": "off",
         "GEMINI_RELAY_TOOLSETS": "all",
     }
-    deps = build_deps(Settings.from_env(env), backends={BackendName.GEMINI: ScriptedBackend()})
+    deps = build_deps(Settings.from_env(env), backends={BackendName("gemini"): ScriptedBackend()})
     async with deps.serving(), anyio.create_task_group() as background:
         deps.background = background
         async with Client(RelayServer(deps).build(), mode="legacy") as client:

@@ -94,9 +94,9 @@ def read_only_tools() -> list[str]:
     """The tools whose annotations say readOnlyHint, read from the server's own tool definitions (every toolset:
     approvals for tools a server does not list are never used)."""
     from gemini_relay.core.vocabulary import Toolset
-    from gemini_relay.tools import registry
+    from gemini_relay.tools.registry import registry
 
-    return [tool.name.value for tool in registry(test_tools=False, toolsets=frozenset(Toolset)) if tool.read_only]
+    return [tool.name for tool in registry(test_tools=False, toolsets=frozenset(Toolset)) if tool.read_only]
 
 
 # The JSON shapes. `shown` False puts a placeholder where the token goes (what setup prints).
