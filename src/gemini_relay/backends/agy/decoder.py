@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
+from gemini_relay.streams.coerce import as_dict, as_int, as_opt_str, as_str
 from gemini_relay.streams.framing import NdjsonDecoder
 
 _DENIED_NAME_KEYS = ("tool_name", "tool", "name", "action")
@@ -38,15 +39,15 @@ class AgyDecoder(NdjsonDecoder):
     def _object(self, obj: dict[str, Any]) -> list[AgentEvent]:
         events: list[AgentEvent] = []
         kind = obj.get("event")
-        payload = _dict(obj.get(kind)) if isinstance(kind, str) else {}
+        payload = as_dict(obj.get(kind)) if isinstance(kind, str) else {}
         if kind == "step_update":
-            usage = _dict(payload.get("usage"))
-            self._step_thinking += _int(usage.get("thinking_tokens"))
-            self._step_cache_read += _int(usage.get("cache_read_tokens"))
+            usage = as_dict(payload.get("usage"))
+            self._step_thinking += as_int(usage.get("thinking_tokens"))
+            self._step_cache_read += as_int(usage.get("cache_read_tokens"))
         event = decode_event(obj)
         if self._conversation_id is None and not isinstance(event, SessionStarted):
             # agy-mcp reads the id from any event kind: a late or missing init must not lose the conversation.
-            seen = _str(payload.get("conversation_id"))
+            seen = as_str(payload.get("conversation_id"))
             if seen:
                 self._conversation_id = seen
                 events.append(SessionStarted(session_id=seen))
@@ -65,7 +66,7 @@ class AgyDecoder(NdjsonDecoder):
 
     def _complete(self, finished: Finished, payload: dict[str, Any]) -> Finished:
         usage = finished.usage
-        raw_usage = _dict(payload.get("usage"))
+        raw_usage = as_dict(payload.get("usage"))
         if usage is not None:
             if "thinking_tokens" not in raw_usage and self._step_thinking:
                 usage = _replace_usage(usage, thinking_tokens=self._step_thinking)
@@ -94,12 +95,12 @@ def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
     kind = obj.get("event")
     if not isinstance(kind, str):
         return None
-    payload = _dict(obj.get(kind))
+    payload = as_dict(obj.get(kind))
     match kind:
         case "init":
             # The only event with a top-level conversation_id; a failure before a conversation exists sends "".
-            sid = _str(obj.get("conversation_id")) or _str(payload.get("conversation_id"))
-            return SessionStarted(session_id=sid, model=_opt_str(payload.get("model"))) if sid else None
+            sid = as_str(obj.get("conversation_id")) or as_str(payload.get("conversation_id"))
+            return SessionStarted(session_id=sid, model=as_opt_str(payload.get("model"))) if sid else None
         case "step_update":
             delta = payload.get("text_delta")
             if payload.get("step_type") == "agent_response" and isinstance(delta, str) and delta:
@@ -112,33 +113,33 @@ def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
 
 
 def _finished(result: dict[str, Any]) -> Finished:
-    status = _str(result.get("status"))
+    status = as_str(result.get("status"))
     response = result.get("response")
     text = response.rstrip("\n") if isinstance(response, str) else None
     return Finished(
         ok=status == "SUCCESS",
         status=status,
         text=text,
-        error=_opt_str(result.get("error")),
+        error=as_opt_str(result.get("error")),
         usage=_usage(result.get("usage")),
         num_turns=_opt_int(result.get("num_turns")),
         structured_output=result.get("structured_output"),
         has_structured_output="structured_output" in result,
         denied_actions=tuple(_denied(result.get("denied_actions"))),
-        session_id=_opt_str(result.get("conversation_id")),
+        session_id=as_opt_str(result.get("conversation_id")),
     )
 
 
 def _usage(raw: object) -> Usage | None:
-    usage = _dict(raw)
+    usage = as_dict(raw)
     if not usage:
         return None
     return Usage(
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
-        thinking_tokens=_int(usage.get("thinking_tokens")),
-        cached_tokens=_int(usage.get("cache_read_tokens")),
-        total_tokens=_int(usage.get("total_tokens")),
+        input_tokens=as_int(usage.get("input_tokens")),
+        output_tokens=as_int(usage.get("output_tokens")),
+        thinking_tokens=as_int(usage.get("thinking_tokens")),
+        cached_tokens=as_int(usage.get("cache_read_tokens")),
+        total_tokens=as_int(usage.get("total_tokens")),
     )
 
 
@@ -169,21 +170,5 @@ def _denied(raw: object) -> list[str]:
     return names
 
 
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _opt_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]

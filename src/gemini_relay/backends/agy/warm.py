@@ -30,6 +30,7 @@ from gemini_relay.backends.agy.backend import AgyBackend
 from gemini_relay.backends.agy.decoder import AgyDecoder
 from gemini_relay.backends.agy.settings import INSTALL_HINT
 from gemini_relay.backends.cli import CliRun
+from gemini_relay.backends.idle import IdleReaper
 from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, Spawned
@@ -89,7 +90,7 @@ class WarmAgyBackend(AgyBackend):
         self._live: list[_Live] = []
         self._tg: TaskGroup | None = None
         self._stack: contextlib.AsyncExitStack | None = None
-        self._changed = anyio.Event()
+        self._idle = IdleReaper()
 
     @property
     def live_processes(self) -> list[int]:
@@ -103,7 +104,7 @@ class WarmAgyBackend(AgyBackend):
         stack = contextlib.AsyncExitStack()
         self._tg = await stack.enter_async_context(anyio.create_task_group())
         self._stack = stack
-        self._tg.start_soon(self._reaper)
+        self._tg.start_soon(self._idle.run, self._sweep)
 
     async def aclose(self) -> None:
         """Stop every live agy (SIGTERM to its group, grace, SIGKILL); later runs are cold."""
@@ -205,25 +206,20 @@ class WarmAgyBackend(AgyBackend):
                 await live.proc.aclose()
             live.stderr.close()
 
-    async def _reaper(self) -> None:
-        """Stop live processes idle longer than GEMINI_RELAY_WARM_IDLE; sleeps until the next could expire."""
-        idle = self._settings.warm_idle_seconds
-        while True:
-            now, wait = time.monotonic(), idle
-            for live in list(self._live):
-                left = live.last_used + idle - now
-                if left <= 0 or not live.alive:
-                    self._live.remove(live)
-                    self._stop_soon(live)
-                else:
-                    wait = min(wait, left)
-            changed = self._changed
-            with anyio.move_on_after(wait):
-                await changed.wait()
+    def _sweep(self, now: float) -> float:
+        """Stop live processes idle longer than GEMINI_RELAY_WARM_IDLE; the seconds until the next could expire."""
+        idle = wait = self._settings.warm_idle_seconds
+        for live in list(self._live):
+            left = live.last_used + idle - now
+            if left <= 0 or not live.alive:
+                self._live.remove(live)
+                self._stop_soon(live)
+            else:
+                wait = min(wait, left)
+        return wait
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        self._idle.notify()
 
 
 async def _turn(

@@ -16,6 +16,7 @@ from gemini_relay.core.events import (
     ToolResult,
     Usage,
 )
+from gemini_relay.streams.coerce import as_dict, as_int, as_opt_str, as_str
 from gemini_relay.streams.framing import NdjsonDecoder
 
 # Node drops piped stdout still unwritten when the CLI exits: past the 64 KiB pipe buffer, the end of the stream
@@ -90,7 +91,7 @@ def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
     """One stream-json object -> one event, or None for kinds that carry nothing for us (user echo, unknown)."""
     match obj.get("type"):
         case "init":
-            return SessionStarted(session_id=_str(obj.get("session_id")), model=_opt_str(obj.get("model")))
+            return SessionStarted(session_id=as_str(obj.get("session_id")), model=as_opt_str(obj.get("model")))
         case "message":
             if obj.get("role") == "assistant":
                 content = obj.get("content")
@@ -99,21 +100,21 @@ def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
         case "tool_use":
             params = obj.get("parameters")
             return ToolCall(
-                tool_id=_str(obj.get("tool_id")),
-                name=_str(obj.get("tool_name")),
+                tool_id=as_str(obj.get("tool_id")),
+                name=as_str(obj.get("tool_name")),
                 parameters=params if isinstance(params, dict) else {},  # pyright: ignore[reportUnknownArgumentType]
             )
         case "tool_result":
-            error = _dict(obj.get("error"))
+            error = as_dict(obj.get("error"))
             return ToolResult(
-                tool_id=_str(obj.get("tool_id")),
+                tool_id=as_str(obj.get("tool_id")),
                 ok=obj.get("status") == "success",
-                output=_str(obj.get("output")),
-                error_type=_opt_str(error.get("type")),
-                error_message=_opt_str(error.get("message")),
+                output=as_str(obj.get("output")),
+                error_type=as_opt_str(error.get("type")),
+                error_message=as_opt_str(error.get("message")),
             )
         case "error":
-            return StreamNotice(message=_str(obj.get("message")), severity=_str(obj.get("severity")) or "error")
+            return StreamNotice(message=as_str(obj.get("message")), severity=as_str(obj.get("severity")) or "error")
         case "result":
             return _finished(obj)
         case _:
@@ -121,16 +122,16 @@ def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
 
 
 def _finished(obj: dict[str, Any]) -> Finished:
-    status = _str(obj.get("status")) or "unknown"
-    error = _dict(obj.get("error"))
+    status = as_str(obj.get("status")) or "unknown"
+    error = as_dict(obj.get("error"))
     response = obj.get("response")
     return Finished(
         ok=status == "success",
         status=status.upper(),
         text=response if isinstance(response, str) else None,
-        error=_opt_str(error.get("message")),
-        error_type=_opt_str(error.get("type")),
-        usage=_usage(_dict(obj.get("stats"))),
+        error=as_opt_str(error.get("message")),
+        error_type=as_opt_str(error.get("type")),
+        usage=_usage(as_dict(obj.get("stats"))),
     )
 
 
@@ -138,25 +139,9 @@ def _usage(stats: dict[str, Any]) -> Usage | None:
     if not stats:
         return None
     return Usage(
-        input_tokens=_int(stats.get("input_tokens", stats.get("input"))),
-        output_tokens=_int(stats.get("output_tokens")),
-        thinking_tokens=_int(stats.get("thoughts_tokens", stats.get("thoughts"))),
-        cached_tokens=_int(stats.get("cached")),
-        total_tokens=_int(stats.get("total_tokens")),
+        input_tokens=as_int(stats.get("input_tokens", stats.get("input"))),
+        output_tokens=as_int(stats.get("output_tokens")),
+        thinking_tokens=as_int(stats.get("thoughts_tokens", stats.get("thoughts"))),
+        cached_tokens=as_int(stats.get("cached")),
+        total_tokens=as_int(stats.get("total_tokens")),
     )
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]

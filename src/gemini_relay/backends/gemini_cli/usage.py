@@ -18,6 +18,7 @@ import anyio
 
 from gemini_relay.backends.gemini_cli.sessions import json_record, latest_chats_file
 from gemini_relay.core.events import Finished, Usage
+from gemini_relay.streams.coerce import as_dict, as_int
 
 FIRST_TAIL_BYTES = 256 * 1024  # a call's messages are at the end; a longer call (a big answer) widens the read
 _SESSION_CONTEXT = "<session_context>"
@@ -75,15 +76,15 @@ def last_call_turns(lines: list[str]) -> list[dict[str, Any]] | None:
 
 
 def sum_usage(turns: list[dict[str, Any]]) -> Usage | None:
-    counted = [tokens for tokens in (_dict(t.get("tokens")) for t in turns) if tokens]
+    counted = [tokens for tokens in (as_dict(t.get("tokens")) for t in turns) if tokens]
     if not counted:
         return None
     return Usage(
-        input_tokens=sum(_int(t.get("input")) for t in counted),
-        output_tokens=sum(_int(t.get("output")) for t in counted),
-        thinking_tokens=sum(_int(t.get("thoughts")) for t in counted),
-        cached_tokens=sum(_int(t.get("cached")) for t in counted),
-        total_tokens=sum(_int(t.get("total")) for t in counted),
+        input_tokens=sum(as_int(t.get("input")) for t in counted),
+        output_tokens=sum(as_int(t.get("output")) for t in counted),
+        thinking_tokens=sum(as_int(t.get("thoughts")) for t in counted),
+        cached_tokens=sum(as_int(t.get("cached")) for t in counted),
+        total_tokens=sum(as_int(t.get("total")) for t in counted),
     )
 
 
@@ -94,7 +95,7 @@ def _is_prompt(message: dict[str, Any]) -> bool:
     content = message.get("content")
     if isinstance(content, str):
         return not content.lstrip().startswith(_SESSION_CONTEXT)
-    parts = [_dict(p) for p in content] if isinstance(content, list) else []  # pyright: ignore[reportUnknownVariableType]
+    parts = [as_dict(p) for p in content] if isinstance(content, list) else []  # pyright: ignore[reportUnknownVariableType]
     if any("functionResponse" in p for p in parts):
         return False
     texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
@@ -109,11 +110,3 @@ def _tail(path: Path, limit: int) -> tuple[list[str], bool]:
         lines = handle.read().decode("utf-8", errors="replace").splitlines()
     whole = size <= limit
     return (lines if whole else lines[1:]), whole  # the first line of a tail may be cut
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -53,6 +53,7 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
     take_spare,
 )
 from gemini_relay.backends.gemini_cli.settings import DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS, gemini_home
+from gemini_relay.backends.idle import IdleReaper
 from gemini_relay.config import DEFAULT_WARM_IDLE
 from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger
@@ -93,7 +94,7 @@ class WarmPool:
         self._handshake_timeout = handshake_timeout
         self._warm: list[WarmProcess] = []
         self._failed: dict[object, tuple[float, AcpHandshakeError]] = {}
-        self._changed = anyio.Event()
+        self._idle = IdleReaper()
         self._tg: TaskGroup | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
         self._closed = False
@@ -104,7 +105,7 @@ class WarmPool:
         stack = contextlib.AsyncExitStack()
         self._tg = await stack.enter_async_context(anyio.create_task_group())
         self._exit_stack = stack
-        self._tg.start_soon(self._reaper)
+        self._tg.start_soon(self._idle.run, self._sweep)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -300,8 +301,7 @@ class WarmPool:
                     raise warm.error
                 continue
             # Every slot is busy with another key: wait until a process frees up.
-            changed = self._changed
-            await changed.wait()
+            await self._idle.changed()
 
     def _make_room(self) -> bool:
         live = [w for w in self._warm if not w.draining]
@@ -382,23 +382,18 @@ class WarmPool:
             warm.rss_checked = 0.0
             self._after_prompt(warm)
 
-    async def _reaper(self) -> None:
-        """Stop processes idle longer than idle_seconds; sleeps until the next one could expire."""
-        while True:
-            now = time.monotonic()
-            wait = self.idle_seconds
-            for warm in list(self._warm):
-                if warm.active or warm.draining or warm.connection is None:
-                    continue
-                left = warm.last_used + self.idle_seconds - now
-                if left <= 0:
-                    self._retire(warm, f"idle for {self.idle_seconds:g}s")
-                else:
-                    wait = min(wait, left)
-            changed = self._changed
-            with anyio.move_on_after(wait):
-                await changed.wait()
+    def _sweep(self, now: float) -> float:
+        """Stop processes idle longer than idle_seconds; the seconds until the next one could expire."""
+        wait = self.idle_seconds
+        for warm in list(self._warm):
+            if warm.active or warm.draining or warm.connection is None:
+                continue
+            left = warm.last_used + self.idle_seconds - now
+            if left <= 0:
+                self._retire(warm, f"idle for {self.idle_seconds:g}s")
+            else:
+                wait = min(wait, left)
+        return wait
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        self._idle.notify()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, TextDelta, ToolCall, ToolResult, Usage
+from gemini_relay.streams.coerce import as_dict, as_int, as_str
 
 MODE_UPDATE_PREFIX = "[MODE_UPDATE] "
 # Stream-json maps these upstream stop reasons to a finished-but-cut-short run.
@@ -36,7 +37,7 @@ class UpdateTranslator:
         return "".join(self.chunks)
 
     def update(self, params: dict[str, Any]) -> list[AgentEvent]:
-        update = _dict(params.get("update"))
+        update = as_dict(params.get("update"))
         match update.get("sessionUpdate"):
             case "agent_message_chunk":
                 text = _text_of(update.get("content"))
@@ -71,13 +72,13 @@ class UpdateTranslator:
 
     def refused(self, tool_call: dict[str, Any], reason: str) -> list[AgentEvent]:
         events = self._call(tool_call)
-        tool_id = _str(tool_call.get("toolCallId"))
+        tool_id = as_str(tool_call.get("toolCallId"))
         self._finished_tools.add(tool_id)
         self.denied.append(self._tools.get(tool_id, tool_id))
         return [*events, ToolResult(tool_id=tool_id, ok=False, error_type="permission_denied", error_message=reason)]
 
     def finished(self, result: dict[str, Any]) -> Finished:
-        stop = _str(result.get("stopReason")) or "end_turn"
+        stop = as_str(result.get("stopReason")) or "end_turn"
         status = _STOP_STATUS.get(stop, stop.upper())
         return Finished(
             ok=stop != "refusal",
@@ -89,19 +90,19 @@ class UpdateTranslator:
         )
 
     def _call(self, update: dict[str, Any]) -> list[AgentEvent]:
-        tool_id = _str(update.get("toolCallId"))
+        tool_id = as_str(update.get("toolCallId"))
         if not tool_id or tool_id in self._tools:
             return []
-        name = tool_name(tool_id, _str(update.get("kind")))
+        name = tool_name(tool_id, as_str(update.get("kind")))
         self._tools[tool_id] = name
         return [ToolCall(tool_id=tool_id, name=name)]
 
     def _result(self, update: dict[str, Any]) -> list[AgentEvent]:
-        tool_id = _str(update.get("toolCallId"))
+        tool_id = as_str(update.get("toolCallId"))
         if tool_id in self._finished_tools:
             return []
         self._finished_tools.add(tool_id)
-        output = "\n".join(t for t in (_text_of(_dict(c).get("content")) for c in _list(update.get("content"))) if t)
+        output = "\n".join(t for t in (_text_of(as_dict(c).get("content")) for c in _list(update.get("content"))) if t)
         if update.get("status") == "completed":
             return [ToolResult(tool_id=tool_id, ok=True, output=output)]
         error_type = "policy_violation" if _DENIED_BY_POLICY.search(output) else "execution_failed"
@@ -125,28 +126,16 @@ def tool_name(tool_id: str, kind: str = "") -> str:
 
 
 def _usage(result: dict[str, Any]) -> Usage | None:
-    counts = _dict(_dict(_dict(result.get("_meta")).get("quota")).get("token_count"))
+    counts = as_dict(as_dict(as_dict(result.get("_meta")).get("quota")).get("token_count"))
     if not counts:
         return None
-    inp, out = _int(counts.get("input_tokens")), _int(counts.get("output_tokens"))
+    inp, out = as_int(counts.get("input_tokens")), as_int(counts.get("output_tokens"))
     return Usage(input_tokens=inp, output_tokens=out, total_tokens=inp + out)
 
 
 def _text_of(content: object) -> str:
-    block = _dict(content)
-    return _str(block.get("text")) if block.get("type") == "text" else ""
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    block = as_dict(content)
+    return as_str(block.get("text")) if block.get("type") == "text" else ""
 
 
 def _list(value: object) -> list[Any]:
