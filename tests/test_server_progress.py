@@ -99,7 +99,7 @@ async def test_a_call_waiting_in_the_queue_keeps_sending_its_own_keepalives(rela
             results.append(await client.call_tool("gemini-ask", {"prompt": prompt}, progress_callback=recorder(seen)))
 
         tg.start_soon(run, "[[fake:slow:0.6]] first", first)
-        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 20.0)
+        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1)
         tg.start_soon(run, "second", queued)
     assert all(not r.is_error for r in results)
     assert any(m is not None and "Waiting in the queue for a free gemini slot" in m for _, _, m in queued)

@@ -11,7 +11,6 @@ import anyio
 import mcp_types as types
 import pytest
 
-from tests.fakes.fake_gemini_api import STALL_TEXT
 from tests.fakes.gemini_home import CLI_SETTINGS
 from tests.harness import Relay, cli_processes, gemini_binary, wait_no_cli_processes, write_wrapper
 from tests.test_server_surface import text_of
@@ -70,16 +69,6 @@ async def test_the_session_turn_limit_exit_53_is_explained(relay: Relay) -> None
     assert "maximum session turns" in text
 
 
-async def test_a_run_past_its_deadline_is_stopped_and_returns_its_partial_text(relay: Relay) -> None:
-    async with relay.client(GEMINI_MCP_TIMEOUT="0.15") as client:
-        result = await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
-        await wait_no_cli_processes(relay.home)
-    assert result.is_error
-    text = text_of(result)
-    assert text.startswith("Error executing gemini-ask: gemini timed out after 9s")
-    assert f"[Partial response — the run did not finish]\n{STALL_TEXT}" in text
-
-
 async def test_gemini_cancel_stops_every_run_and_each_call_says_so(relay: Relay) -> None:
     results: list[types.CallToolResult] = []
     async with relay.client() as client:
@@ -91,7 +80,7 @@ async def test_gemini_cancel_stops_every_run_and_each_call_says_so(relay: Relay)
 
             tg.start_soon(stalled)
             tg.start_soon(stalled)
-            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 2, 20.0)
+            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 2)
             cancelled = await client.call_tool("gemini-cancel", {})
         await wait_no_cli_processes(relay.home)
     assert text_of(idle) == "Nothing was running."
@@ -110,7 +99,7 @@ async def test_an_mcp_cancel_stops_the_run_and_the_server_keeps_serving(relay: R
                 await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
 
             tg.start_soon(stalled)
-            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 20.0)
+            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1)
             assert cli_processes(relay.home)
             tg.cancel_scope.cancel()  # the client sends notifications/cancelled
         await wait_no_cli_processes(relay.home)
@@ -125,7 +114,7 @@ async def test_closing_the_client_stops_runs_in_flight(relay: Relay) -> None:
             await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
 
         tg.start_soon(stalled)
-        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 20.0)
+        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1)
         tg.cancel_scope.cancel()
     # The relay fixture's teardown fails the test if the server or the CLI is still alive.
 

@@ -704,6 +704,12 @@ def _plan_unavailable_for(ctx: _Ctx) -> _Plan:
     return ctx.error(503) if ctx.answer.model == ctx.arg else _echo_plan(ctx.body, ctx.answer)
 
 
+@_scenario("served_by")
+def _plan_served_by(ctx: _Ctx) -> _Plan:
+    """The echo, reported as answered by another model (`modelVersion`): an upstream that fell back silently."""
+    return _echo_plan(ctx.body, _Answer(ctx.arg or "gemini-2.5-flash", ctx.answer.response_id))
+
+
 @_scenario("quota_free")
 def _plan_quota_free(ctx: _Ctx) -> _Plan:
     return _Plan(status=429, body=_json_bytes({"error": free_tier_quota_error(ctx.answer.model)}))
@@ -745,6 +751,9 @@ def _web_search_plan(answer: _Answer) -> _Plan:
     return _Plan(chunks=(text,))
 
 
+# How long a test waits for a client (a CLI booting on a loaded 2-core machine) to reach the emulator: a bound on a
+# hang, never a measure of speed.
+REQUEST_BOUND: Final = 90.0
 SCENARIOS: Final = frozenset(_PLANNERS)
 """The scenario names (the contract for ``[[fake:<name>]]`` markers and ``/_control``)."""
 
@@ -1199,7 +1208,7 @@ class FakeGeminiApi:
             self._requests.append(request)
             self._cond.notify_all()
 
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[LoggedRequest]:
+    def wait_for_requests(self, count: int, timeout: float = REQUEST_BOUND) -> list[LoggedRequest]:
         """Block until at least ``count`` requests are logged; raise ``TimeoutError`` after ``timeout`` seconds."""
         with self._cond:
             if not self._cond.wait_for(lambda: len(self._requests) >= count, timeout):

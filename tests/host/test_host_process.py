@@ -193,7 +193,7 @@ async def test_a_draining_host_cancels_only_the_job_a_newer_server_cancels(hoste
             create = {"op": "create", "run_id": f"drain-{name}", "spec": encode_spec(spec), "backend": "gemini",
                       "options": {}, "env": hosted.env}  # fmt: skip
             jobs.append(host_request(hosted, create, version="0.0.0-old")[1]["job_id"])
-        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 2, 20.0)
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 2)
         async with hosted.client() as client:
             cancelled = await client.call_tool("gemini-cancel", {"jobId": jobs[0]})
             other = json.loads(text_of(await client.call_tool("gemini-status", {"jobId": jobs[1]})))
@@ -218,7 +218,7 @@ async def test_a_warm_pool_with_a_running_prompt_is_not_closed_when_its_registry
                   "env": env}  # fmt: skip
         request = functools.partial(host_request_at, socket_path(settings.state_dir))
         job = str((await anyio.to_thread.run_sync(request, create))["job_id"])
-        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, 30.0)
+        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1)
         for other in range(3):  # three more environments (cold: no CLI to boot) push the first one out
             prewarm = {"op": "prewarm", "env": {**env, "GEMINI_RELAY_WARM": "off", "GEMINI_DEFAULT_MODEL": f"m{other}"},
                        "cwd": str(relay.project)}  # fmt: skip

@@ -25,7 +25,7 @@ async def test_two_servers_share_one_host_one_cap_and_one_job_store(hosted: Rela
     hosted.env["GEMINI_RELAY_MAX_CONCURRENT"] = "1"
     async with hosted.client() as first, hosted.client() as second:
         slow = await call_json(first, "gemini-run", {"prompt": "[[fake:slow:0.5]] first"})
-        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
         queued = await call_json(second, "gemini-run", {"prompt": "second"})
         seen = await call_json(second, "gemini-status", {"jobId": queued["job_id"]})
         assert seen["state"] == "queued"  # behind the first server's run: one cap for both
@@ -71,7 +71,7 @@ async def test_a_server_killed_mid_run_loses_nothing_its_job_finishes_in_the_hos
     with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server, however it surfaces
         async with hosted.client() as client, anyio.create_task_group() as tg:
             tg.start_soon(client.call_tool, "gemini-ask", {"prompt": "[[fake:slow:0.4]] keep going"})
-            await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+            await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
             for pid in server_pids(hosted):
                 os.kill(pid, signal.SIGKILL)
     async with hosted.client() as client:
@@ -128,7 +128,7 @@ async def test_a_call_queued_behind_another_servers_run_says_it_waits_in_the_que
             results.append(text_of(result))
 
         tg.start_soon(run, first, "[[fake:slow:0.6]] first")
-        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
         tg.start_soon(run, second, "second", on_progress)
     assert any("Waiting in the queue for a free gemini slot" in m for m in queued), queued
     assert any(echo_text("second") in r for r in results)
@@ -144,7 +144,7 @@ async def test_a_job_queued_in_a_host_that_died_runs_at_once_in_the_next_host_wi
     async with hosted.client() as client:
         first = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
         second = await call_json(client, "gemini-run", {"prompt": "queued behind the first"})
-        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1, 30.0)
+        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
     os.kill(host_request(hosted, {"op": "status"})[1]["pid"], signal.SIGKILL)  # job 1's CLI: the next host reaps it
     with FakeGeminiApi() as other_api:
         other = {"GOOGLE_GEMINI_BASE_URL": other_api.base_url, "GEMINI_API_KEY": "another-projects-key"}

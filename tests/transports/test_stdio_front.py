@@ -212,7 +212,7 @@ def test_a_changed_build_with_the_same_mtimes_is_not_answered_from_the_old_recor
     env = {"PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}  # no .pyc: Python itself trusts mtimes
     before, _ = converse(relay, [INITIALIZE, INITIALIZED, LIST], **env)
     converse(relay, [INITIALIZE, INITIALIZED, LIST], **env)  # recorded and verified
-    schemas = copy / "gemini_relay" / "tools" / "schemas.py"
+    schemas = copy / "gemini_relay" / "tools" / "core" / "image.py"
     stat = schemas.stat()
     source = schemas.read_text(encoding="utf-8")
     changed = source.replace('"What the image should show."', '"What the image should SHOW."')

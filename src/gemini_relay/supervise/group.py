@@ -7,9 +7,7 @@ context — normally, on error or on cancel — stops the whole group under a sh
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator
@@ -23,13 +21,13 @@ from anyio.abc import Process
 from gemini_relay.supervise.process import (
     DEFAULT_GRACE,
     DRAIN_TIMEOUT,
-    KILL_REAP_TIMEOUT,
     POLL_INTERVAL,
     READ_SIZE,
     STDERR_TAIL_BYTES,
     ProcessExit,
     ProcessSpec,
     SpawnError,
+    close_process,
     stop_group,
 )
 
@@ -120,7 +118,7 @@ async def open_group(spec: ProcessSpec, *, grace: float = DEFAULT_GRACE) -> Asyn
         finally:
             with anyio.CancelScope(shield=True):
                 await stop_group(proc.pid, grace)
-                await _close(proc)
+                await close_process(proc)
     finally:
         stderr.close()
 
@@ -140,15 +138,3 @@ def _stdin_source(data: bytes | None) -> int | None:
         view = view[os.write(fd, view) :]
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
-
-
-async def _close(proc: Process) -> None:
-    with anyio.move_on_after(KILL_REAP_TIMEOUT):
-        if proc.stdout is not None:
-            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await proc.stdout.aclose()
-        while proc.returncode is None:
-            await anyio.sleep(POLL_INTERVAL)
-    if proc.returncode is None:  # pragma: no cover - a D-state leader; the group was SIGKILLed already
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGKILL)

@@ -22,6 +22,7 @@ from gemini_relay.supervise.groups import group_alive, open_pidfd, signal_group
 
 DEFAULT_GRACE = 5.0  # SIGTERM -> SIGKILL; CLIs flush their session files on SIGTERM
 KILL_REAP_TIMEOUT = 2.0  # after SIGKILL the kernel needs only a moment; bounded in case of D-state members
+REAP_TIMEOUT = 10.0  # a dead child's exit status, as the event loop collects it: late only on a loaded machine
 DRAIN_TIMEOUT = 1.0  # pipes close right after the group is gone; bounded in case a setsid'd descendant holds them
 POLL_INTERVAL = 0.02  # /proc and returncode polling; asyncio on 3.11 cannot await exit without pipe EOF
 STDERR_TAIL_BYTES = 64 * 1024  # enough for every stderr signal we classify (agy reads only the last 2000 bytes)
@@ -92,7 +93,7 @@ async def run_process(
     finally:
         with anyio.CancelScope(shield=True):
             await stop_group(pgid, grace)
-            await _close(proc)
+            await close_process(proc)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
     return ProcessExit(returncode=128 - code if code < 0 else code, stderr=tail.decode("utf-8", errors="replace"))
 
@@ -159,11 +160,16 @@ def _keep_tail(buf: bytearray, chunk: bytes) -> None:
         del buf[:cut]
 
 
-async def _close(proc: Process) -> None:
-    with anyio.move_on_after(KILL_REAP_TIMEOUT):
+async def close_process(proc: Process) -> None:
+    """Close its pipes and wait (bounded) until the event loop has reaped it, so no Process object outlives a running
+    child. The group is already gone here; on a loaded machine the loop's child watcher still reaps late."""
+    with anyio.move_on_after(REAP_TIMEOUT):
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await stream.aclose()
         while proc.returncode is None:
             await anyio.sleep(POLL_INTERVAL)
+    if proc.returncode is None:  # pragma: no cover - a D-state leader; the group was SIGKILLed already
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
