@@ -164,9 +164,8 @@ def test_only_the_registry_reads_the_toolset_lists_and_only_the_server_reads_the
             assert not module.endswith(".toolset"), f"{path.relative_to(SRC)}:{lineno} reads a toolset's list"
 
 
-# No module of server/ or tools/ imports itself back through others at module level (TYPE_CHECKING included); a
-# function-level import is no cycle: it runs once everything is loaded.
-ACYCLIC = ("server", "tools")
+# No module imports itself back through others at module level (TYPE_CHECKING included; a package's __init__ counts
+# for `from package import module`); a function-level import is no cycle: it runs once everything is loaded.
 
 
 def _module_name(path: Path) -> str:
@@ -190,8 +189,8 @@ def _top_level_imports(path: Path) -> list[str]:
     return found
 
 
-def test_no_module_of_the_server_or_the_tools_imports_itself_back() -> None:
-    modules = {_module_name(p): p for p in MODULES if _unit(p) in ACYCLIC}
+def test_no_module_imports_itself_back() -> None:
+    modules = {_module_name(p): p for p in MODULES}
     graph = {name: {m for m in _top_level_imports(p) if m in modules and m != name} for name, p in modules.items()}
     cycle = _cycle(graph)
     assert cycle is None, "import cycle: " + " → ".join(cycle or ())
@@ -214,3 +213,35 @@ def _cycle(graph: dict[str, set[str]]) -> tuple[str, ...] | None:
         return None
 
     return next((c for c in (visit(node, ()) for node in sorted(graph)) if c is not None), None)
+
+
+UPSTREAMS = ("agy", "gemini_cli", "api")  # the packages under backends/ that each hold one upstream
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_only_its_own_package_and_the_registry_import_an_upstream(path: Path) -> None:
+    rel = path.relative_to(SRC).parts
+    if rel[:1] == ("backends",) and (rel[1:2] == ("registry.py",) or rel[1] in UPSTREAMS):
+        own = rel[1] if rel[1] in UPSTREAMS else None
+    else:
+        own = None
+    allowed = set(UPSTREAMS) if rel == ("backends", "registry.py") else {own} if own else set()
+    reached = {
+        name.split(".")[2]
+        for name in _top_level_and_nested_imports(path)
+        if name.startswith("gemini_relay.backends.") and name.split(".")[2] in UPSTREAMS
+    }
+    assert reached <= allowed, f"{'/'.join(rel)} reaches into {sorted(reached - allowed)}"
+
+
+def _top_level_and_nested_imports(path: Path) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+            found.extend(
+                f"{node.module}.{alias.name}" for alias in node.names
+            )  # `from gemini_relay.backends import agy`
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+    return found

@@ -53,6 +53,8 @@ EVENTS: list[AgentEvent] = [
         denied_actions=("write_file",),
         session_id="s-1",
         partial=True,
+        files=("/tmp/a.png",),
+        models=("gemini-2.5-flash",),
     ),  # fmt: skip
 ]
 

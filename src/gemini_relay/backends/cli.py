@@ -75,4 +75,5 @@ def verdict(seen: Transcript, *, partial: bool = False) -> Finished:
         denied_actions=tuple(seen.denied_actions),
         session_id=seen.session_id,
         partial=partial or finished.partial,
+        models=finished.models,
     )

@@ -3,6 +3,7 @@ Gemini CLI and the Gemini API both take (agy names its own models: agy/args.py).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -38,3 +39,26 @@ GEMINI_MODELS = (
     "gemini-2.5-pro",
     "gemini-2.5-flash",
 )
+
+
+def served_notice(upstream: str, requested: str | None, served: Sequence[str]) -> str | None:
+    """The notice for a run that another model answered than the one asked for, or None.
+
+    Upstreams fall back silently (agy runs Flash when a --model slug does not resolve; the Gemini CLI falls back on
+    quota): the model the run reports is the only witness. One id that extends the other (a tier, a dated version of
+    an alias) is the same model; so is any served model that matches, since a CLI also calls helper models.
+    """
+    if not requested or not served:
+        return None
+    want = _bare(requested)
+    if any(have.startswith(want) or want.startswith(have) for have in map(_bare, served)):
+        return None
+    ran = ", ".join(dict.fromkeys(served))
+    return (
+        f"{upstream} ran {ran}, not the requested {requested}: it fell back to another model (see gemini-models for "
+        "the ids it accepts, and gemini-doctor for its quota)."
+    )
+
+
+def _bare(model: str) -> str:
+    return model.strip().casefold().removeprefix("models/")

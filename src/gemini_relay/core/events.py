@@ -94,6 +94,9 @@ class Finished:
     session_id: str | None = None
     partial: bool = False  # the upstream says the text is incomplete even though the run counts as done
     files: tuple[str, ...] = ()  # absolute paths of the files the run wrote (media generations)
+    # The models that answered, when the upstream says (the CLI's per-model stats, ACP's model_usage, the API's
+    # model_version): the witness of a fallback to another model than the one asked for.
+    models: tuple[str, ...] = ()
 
 
 AgentEvent = SessionStarted | TextDelta | ToolCall | ToolResult | StreamNotice | RunNotice | Spawned | Finished

@@ -238,3 +238,17 @@ async def test_agent_options_not_chosen_by_the_caller_are_silent(world: ApiWorld
 async def test_the_event_order_ends_in_exactly_one_finished(world: ApiWorld) -> None:
     events = await collect(world.backend(), world.spec("[[fake:max_tokens]]"))
     assert sum(isinstance(e, Finished) for e in events) == 1 and isinstance(events[-1], Finished)
+
+
+async def test_an_answer_from_another_model_than_requested_is_named_in_a_notice(
+    world: ApiWorld, backend: ApiBackend
+) -> None:
+    events = await collect(backend, world.spec("[[fake:served_by:gemini-2.5-flash]] hi"))
+    notices = [e.message for e in events if isinstance(e, RunNotice)]
+    assert any(f"ran gemini-2.5-flash, not the requested {MODEL}" in n for n in notices), notices
+    assert finished(events).models == ("gemini-2.5-flash",)
+
+
+async def test_an_answer_from_the_requested_model_says_nothing_of_models(world: ApiWorld, backend: ApiBackend) -> None:
+    events = await collect(backend, world.spec("hi"))
+    assert not any("not the requested" in e.message for e in events if isinstance(e, RunNotice))

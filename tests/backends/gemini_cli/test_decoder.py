@@ -26,6 +26,7 @@ VERSION = "gemini-cli-0.61.0"
 CHUNK_SIZES = (1, 7, 13, 61, 4096)
 ECHO_USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=0, cached_tokens=0, total_tokens=23)
 ZERO_USAGE = Usage()
+MODELS = ("gemini-2.5-pro",)  # the result's stats name the models the CLI called, failed calls included
 UNICODE_TEXT = (
     "Unicode round trip: caf\u00e9 na\u00efve \u2014 \u201cquotes\u201d\n"
     "Emoji: \U0001f44b\U0001f30d\U0001f680 \U0001f469\u200d\U0001f4bb \U0001f1ef\U0001f1f5 \U0001f44d\U0001f3fd\n"
@@ -117,7 +118,7 @@ def test_echo_yields_the_session_the_exact_answer_and_a_successful_finish_with_u
         SessionStarted(session_id=session_id, model="gemini-2.5-pro"),
         TextDelta("Hello from fake Gemi"),
         TextDelta("ni! You said: say hi"),
-        Finished(ok=True, status="SUCCESS", usage=ECHO_USAGE),
+        Finished(ok=True, status="SUCCESS", usage=ECHO_USAGE, models=MODELS),
     ]
     assert text_of(events) == "Hello from fake Gemini! You said: say hi"
     assert decoder.skipped == 0
@@ -141,6 +142,7 @@ def test_a_tool_call_yields_the_call_its_result_then_the_answer(size: int) -> No
             ok=True,
             status="SUCCESS",
             usage=Usage(input_tokens=24, output_tokens=16, total_tokens=46),
+            models=MODELS,
         ),
     ]
 
@@ -159,7 +161,7 @@ def test_an_empty_or_blocked_answer_is_an_error_notice_and_a_failed_finish_witho
     events, _ = decode(transcript(scenario), 7)
     assert events[1:] == [
         StreamNotice(message=message, severity="error"),
-        Finished(ok=False, status="ERROR", usage=ECHO_USAGE),
+        Finished(ok=False, status="ERROR", usage=ECHO_USAGE, models=MODELS),
     ]
     assert text_of(events) == ""
 
@@ -196,7 +198,9 @@ def test_an_empty_or_blocked_answer_is_an_error_notice_and_a_failed_finish_witho
 )
 def test_an_api_error_is_a_failed_finish_carrying_the_clis_message(scenario: str, error: str) -> None:
     events, _ = decode(transcript(scenario), 13)
-    assert events[1:] == [Finished(ok=False, status="ERROR", error=error, error_type="unknown", usage=ZERO_USAGE)]
+    assert events[1:] == [
+        Finished(ok=False, status="ERROR", error=error, error_type="unknown", usage=ZERO_USAGE, models=MODELS)
+    ]
 
 
 def test_a_stall_keeps_the_partial_answer_before_the_failed_finish() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from gemini_relay.backends.agy import surface
+import gemini_relay.backends.agy.surface as surface
 from gemini_relay.backends.agy.args import (
     FLOOR_CAPABILITIES,
     Capabilities,
@@ -32,11 +32,11 @@ from gemini_relay.backends.agy.sessions import ConversationListing, agy_state_di
 from gemini_relay.backends.agy.settings import CHILD_ENV_KEYS, INSTALL_HINT, NAME, AgySettings
 from gemini_relay.backends.agy.usage import QuotaLevel, UsageProbe, UsageReading, group_for_model
 from gemini_relay.backends.agy.version import AgyVersion, require_floor
-from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ImageRequest, ModelListing, SavedImage
+from gemini_relay.backends.capabilities import ImageRequest, SavedImage
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
-from gemini_relay.backends.models import Catalog
+from gemini_relay.backends.models import Catalog, served_notice
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, run_probe
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
@@ -114,21 +114,12 @@ class AgyBackend:
             return None
         return f"the agy quota group {group.describe(now)}"
 
-    async def model_listing(self) -> ModelListing:
-        return await surface.model_listing(self)
-
-    async def conversation_rows(self, limit: int) -> ConversationRows:
-        return await surface.conversation_rows(self, limit)
-
-    async def doctor_section(self) -> DoctorSection:
-        return await surface.doctor_section(self)
-
-    async def help_text(self) -> str:
-        return await surface.help_text(self)
-
-    def check(self, spec: RunSpec) -> None:
-        """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
-        check_spec(spec)
+    # gemini-models, -conversations, -doctor and -help: answered in surface.py, bound here as methods.
+    model_listing = surface.model_listing
+    conversation_rows = surface.conversation_rows
+    doctor_section = surface.doctor_section
+    help_text = surface.help_text
+    check = staticmethod(check_spec)  # refuse what no backend could run, before a job exists
 
     def env(self) -> dict[str, str]:
         extra = {key: self._settings.env[key] for key in CHILD_ENV_KEYS if key in self._settings.env}
@@ -271,15 +262,10 @@ class AgyBackend:
             yield seen.apply(
                 RunNotice(f"agy did not continue conversation {asked}; it started a new one ({seen.session_id}).")
             )
-        ran = seen.model
-        if inv.model and ran and ran.casefold() != inv.model.casefold():
-            # agy runs its default (Flash) when a --model does not resolve, and says so only in its init event.
-            yield seen.apply(
-                RunNotice(
-                    f"agy ran {ran}, not the requested {inv.model}: agy fell back to another model (see "
-                    "gemini-models for the ids this agy accepts)."
-                )
-            )
+        # agy runs its default (Flash) when a --model does not resolve, and says so only in its init event.
+        fell_back = served_notice("agy", inv.model, [seen.model] if seen.model else [])
+        if fell_back:
+            yield seen.apply(RunNotice(fell_back))
         notices = run_notices(seen, exit_.stderr, exit_.returncode)
         for notice in notices:
             yield seen.apply(RunNotice(notice))

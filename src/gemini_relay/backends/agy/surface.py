@@ -3,20 +3,41 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from gemini_relay.backends.agy.args import MODEL_ALIASES as AGY_ALIASES
 from gemini_relay.backends.agy.models import FALLBACK_MODELS, FALLBACK_NOTICE
-from gemini_relay.backends.agy.usage import QuotaLevel
+from gemini_relay.backends.agy.sessions import ConversationListing
+from gemini_relay.backends.agy.settings import AgySettings
+from gemini_relay.backends.agy.usage import QuotaLevel, UsageReading
+from gemini_relay.backends.agy.version import AgyVersion
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.models import Catalog
+from gemini_relay.backends.probe import ProbeResult
 from gemini_relay.errors import BackendUnavailable
 
-if TYPE_CHECKING:
-    from gemini_relay.backends.agy.backend import AgyBackend
+
+class AgyView(Protocol):
+    """What these answers read of AgyBackend (declared here, so this module does not import the backend back)."""
+
+    @property
+    def section(self) -> AgySettings: ...
+
+    def locate(self) -> Path | None: ...
+
+    async def version(self, binary: Path | None = None) -> AgyVersion: ...
+
+    async def help(self) -> ProbeResult: ...
+
+    async def models(self) -> Catalog: ...
+
+    async def usage(self) -> UsageReading: ...
+
+    async def conversations(self, limit: int, cwd: Path | None = None) -> ConversationListing: ...
 
 
-async def model_listing(agy: AgyBackend) -> ModelListing:
+async def model_listing(agy: AgyView) -> ModelListing:
     try:
         catalog = await agy.models()
     except BackendUnavailable as exc:
@@ -35,12 +56,12 @@ async def model_listing(agy: AgyBackend) -> ModelListing:
     return ModelListing(lines, [catalog.notice] if catalog.notice and not catalog.live else [])
 
 
-async def conversation_rows(agy: AgyBackend, limit: int) -> ConversationRows:
+async def conversation_rows(agy: AgyView, limit: int) -> ConversationRows:
     listing = await agy.conversations(limit)
     return ConversationRows("agy", listing.conversations, list(listing.notices))
 
 
-async def doctor_section(agy: AgyBackend) -> DoctorSection:
+async def doctor_section(agy: AgyView) -> DoctorSection:
     lines = ["## agy (Antigravity CLI)"]
     binary = agy.locate()
     if binary is None:
@@ -69,6 +90,6 @@ async def doctor_section(agy: AgyBackend) -> DoctorSection:
     return DoctorSection(lines, problems)
 
 
-async def help_text(agy: AgyBackend) -> str:
+async def help_text(agy: AgyView) -> str:
     result = await agy.help()
     return result.text.strip() if result.ok else f"`agy --help` failed:\n{result.text.strip()}"

@@ -27,7 +27,7 @@ from gemini_relay.backends.api.media.output import latest_interaction
 from gemini_relay.backends.api.settings import NAME, ApiSettings
 from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing, StoredFile
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.models import GEMINI_ALIASES, served_notice
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, StreamNotice, TextDelta
 from gemini_relay.core.spec import RunSpec
@@ -212,6 +212,9 @@ class ApiBackend:
         notices, partial = fold.verdict()
         for notice in notices:
             yield StreamNotice(notice)
+        fell_back = served_notice("The Gemini API", request.model, [fold.model_version] if fold.model_version else [])
+        if fell_back:
+            yield RunNotice(fell_back)
         sources = fold.sources_text() if request.search else ""
         if sources:
             yield TextDelta(sources)
@@ -238,6 +241,7 @@ class ApiBackend:
             has_structured_output=has_structured,
             session_id=conversation_id,
             partial=partial,
+            models=(fold.model_version,) if fold.model_version else (),
         )
 
     def _save(self, conversation_id: str, spec: RunSpec, answer: str, model: str) -> int | None:

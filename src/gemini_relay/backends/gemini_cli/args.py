@@ -22,6 +22,7 @@ class Invocation:
     stdin: str
     session_id: str | None = None
     notices: list[str] = field(default_factory=list[str])
+    model: str | None = None  # the -m given (None: the CLI routes)
 
 
 def resolve_model(requested: str | None, default: str | None) -> str | None:
@@ -51,6 +52,7 @@ def build_invocation(
     if model is not None:
         if "--model" in have:
             inv.argv += ["-m", model]
+            inv.model = model
         else:
             unsupported("model", model)
     if spec.effort is not None and "effort" in spec.explicit:

@@ -8,15 +8,15 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
+import gemini_relay.backends.gemini_cli.surface as surface
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
-from gemini_relay.backends.gemini_cli import surface
 from gemini_relay.backends.gemini_cli.args import build_invocation
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
 from gemini_relay.backends.gemini_cli.errors import classify_exit
 from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import with_call_usage
+from gemini_relay.backends.models import served_notice
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, parse_flags
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
@@ -61,21 +61,12 @@ class GeminiCliBackend:
         if self.locate() is not None:
             await self.help()
 
-    async def model_listing(self) -> ModelListing:
-        return await surface.model_listing(self)
-
-    async def conversation_rows(self, limit: int) -> ConversationRows:
-        return await surface.conversation_rows(self, limit)
-
-    async def doctor_section(self) -> DoctorSection:
-        return await surface.doctor_section(self)
-
-    async def help_text(self) -> str:
-        return await surface.help_text(self)
-
-    def check(self, spec: RunSpec) -> None:
-        """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
-        check_spec(spec)
+    # gemini-models, -conversations, -doctor and -help: answered in surface.py, bound here as methods.
+    model_listing = surface.model_listing
+    conversation_rows = surface.conversation_rows
+    doctor_section = surface.doctor_section
+    help_text = surface.help_text
+    check = staticmethod(check_spec)  # refuse what no backend could run, before a job exists
 
     def validate_config(self) -> None:
         """Nothing to check up front: a missing binary is reported by the first call that needs it."""
@@ -137,6 +128,10 @@ class GeminiCliBackend:
         if failure is not None:
             logger.info("gemini exited %d (%s)", run.exit.returncode, failure.reason)
             raise failure
+        # The CLI's per-model stats name the model that answered (a quota fallback is otherwise silent).
+        fell_back = served_notice("gemini", inv.model, seen.finished.models if seen.finished else ())
+        if fell_back:
+            yield seen.apply(RunNotice(fell_back))
         # The recording's count, as warm reports it: stream-json's stats add the router's request and drop thoughts.
         yield await with_call_usage(verdict(seen), home, seen.session_id)
 

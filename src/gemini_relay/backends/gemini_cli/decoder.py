@@ -132,6 +132,7 @@ def _finished(obj: dict[str, Any]) -> Finished:
         error=as_opt_str(error.get("message")),
         error_type=as_opt_str(error.get("type")),
         usage=_usage(as_dict(obj.get("stats"))),
+        models=tuple(as_dict(as_dict(obj.get("stats")).get("models"))),
     )
 
 

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.gemini_cli.auth import gemini_auth_state
 from gemini_relay.backends.gemini_cli.sessions import list_conversations
-from gemini_relay.backends.gemini_cli.settings import gemini_home
+from gemini_relay.backends.gemini_cli.settings import GeminiCliSettings, gemini_home
 from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
-from gemini_relay.backends.probe import run_probe
-
-if TYPE_CHECKING:
-    from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
+from gemini_relay.backends.probe import ProbeResult, run_probe
+from gemini_relay.config import Settings
 
 
-async def model_listing(gemini: GeminiCliBackend) -> ModelListing:
+class GeminiCliView(Protocol):
+    """What these answers read of GeminiCliBackend (declared here, so this module does not import the backend back)."""
+
+    @property
+    def section(self) -> GeminiCliSettings: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def env(self) -> dict[str, str]: ...
+
+    def locate(self) -> Path | None: ...
+
+    async def help(self) -> ProbeResult: ...
+
+    async def version(self) -> ProbeResult: ...
+
+
+async def model_listing(gemini: GeminiCliView) -> ModelListing:
     default = gemini.section.default_model or "auto (the Gemini CLI routes each prompt)"
     lines = [
         "Models for the gemini backend (Gemini CLI):",
@@ -31,11 +48,11 @@ async def model_listing(gemini: GeminiCliBackend) -> ModelListing:
     return ModelListing(lines)
 
 
-async def conversation_rows(gemini: GeminiCliBackend, limit: int) -> ConversationRows:
+async def conversation_rows(gemini: GeminiCliView, limit: int) -> ConversationRows:
     return ConversationRows("Gemini CLI", list_conversations(gemini_home(gemini.env()), limit))
 
 
-async def doctor_section(gemini: GeminiCliBackend) -> DoctorSection:
+async def doctor_section(gemini: GeminiCliView) -> DoctorSection:
     lines = ["## Gemini CLI"]
     problems: list[str] = []
     binary = gemini.locate()
@@ -59,6 +76,6 @@ async def doctor_section(gemini: GeminiCliBackend) -> DoctorSection:
     return DoctorSection(lines, problems)
 
 
-async def help_text(gemini: GeminiCliBackend) -> str:
+async def help_text(gemini: GeminiCliView) -> str:
     result = await gemini.help()
     return result.text.strip() if result.ok else f"`gemini --help` failed:\n{result.text.strip()}"

@@ -98,8 +98,9 @@ def decode_event(data: dict[str, Any], streamed: str | None = None) -> AgentEven
             raw["text"] = streamed
         if isinstance(raw.get("usage"), dict):
             raw["usage"] = Usage(**raw["usage"])
-        raw["denied_actions"] = tuple(raw.get("denied_actions") or ())
-        raw["files"] = tuple(raw.get("files") or ())
+        for f in fields(cls):
+            if f.default == ():  # JSON has lists; the event's sequences are tuples (denied_actions, files, models)
+                raw[f.name] = tuple(raw.get(f.name) or ())
     event: AgentEvent = cls(**raw)
     return event
 

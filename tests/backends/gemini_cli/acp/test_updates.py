@@ -82,6 +82,12 @@ def test_the_prompt_result_is_a_finished_event_with_usage() -> None:
     assert finished.session_id == SID
 
 
+def test_the_prompt_result_names_the_models_that_answered() -> None:
+    quota = {"model_usage": [{"model": "gemini-2.5-flash", "token_count": {"input_tokens": 1}}, {"model": 7}]}
+    finished = UpdateTranslator(SID).finished({"stopReason": "end_turn", "_meta": {"quota": quota}})
+    assert finished.models == ("gemini-2.5-flash",)
+
+
 def test_a_turn_cut_short_by_the_token_limit_is_finished_but_partial() -> None:
     finished = UpdateTranslator(SID).finished({"stopReason": "max_tokens"})
     assert finished.ok and finished.partial and finished.status == "MAX_TOKENS"

@@ -25,6 +25,7 @@ from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, wit
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import with_call_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
+from gemini_relay.backends.models import served_notice
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
@@ -93,7 +94,7 @@ class AcpBackend:
             yield SessionStarted(session_id=session_id, model=model or lease.session.model)
             translator = UpdateTranslator(session_id)
             # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
-            turn = _prompt(lease, prompt, mode, translator, deadline, spec.timeout_seconds)
+            turn = _prompt(lease, prompt, mode, model, translator, deadline, spec.timeout_seconds)
             async with contextlib.aclosing(turn):
                 async for event in turn:
                     yield event
@@ -146,7 +147,13 @@ async def _configure(lease: Lease, mode: str, model: str | None) -> None:
 
 
 async def _prompt(
-    lease: Lease, prompt: str, mode: str, translator: UpdateTranslator, deadline: float, timeout: float
+    lease: Lease,
+    prompt: str,
+    mode: str,
+    model: str | None,
+    translator: UpdateTranslator,
+    deadline: float,
+    timeout: float,
 ) -> AsyncGenerator[AgentEvent, None]:
     connection, session_id = lease.connection, lease.session.session_id
     settled = False
@@ -177,8 +184,13 @@ async def _prompt(
                     raise RunFailed(f"{reason} during the run", partial_text=translator.text, retryable=True)
                 else:
                     settled = True
+                    finished = _finish(item, translator)
+                    # ACP's model_usage names the model that answered, as cold's per-model stats do.
+                    fell_back = served_notice("gemini", model, finished.models)
+                    if fell_back:
+                        yield RunNotice(fell_back)
                     # The recording's count of the turn, as cold reports it: ACP's own has no thoughts or totals.
-                    yield await with_call_usage(_finish(item, translator), lease.home, session_id)
+                    yield await with_call_usage(finished, lease.home, session_id)
                     return
         finally:
             if not settled:

@@ -87,6 +87,7 @@ class UpdateTranslator:
             denied_actions=tuple(self.denied),
             session_id=self.session_id,
             partial=stop in ("max_tokens", "max_turn_requests"),
+            models=_models(result),
         )
 
     def _call(self, update: dict[str, Any]) -> list[AgentEvent]:
@@ -131,6 +132,12 @@ def _usage(result: dict[str, Any]) -> Usage | None:
         return None
     inp, out = as_int(counts.get("input_tokens")), as_int(counts.get("output_tokens"))
     return Usage(input_tokens=inp, output_tokens=out, total_tokens=inp + out)
+
+
+def _models(result: dict[str, Any]) -> tuple[str, ...]:
+    usage = as_dict(as_dict(result.get("_meta")).get("quota")).get("model_usage")
+    rows = [as_str(as_dict(row).get("model")) for row in usage] if isinstance(usage, list) else []
+    return tuple(m for m in rows if m)
 
 
 def _text_of(content: object) -> str:
