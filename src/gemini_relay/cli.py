@@ -78,19 +78,18 @@ def _listener(args: argparse.Namespace) -> tuple[HttpOptions, socket.socket] | i
 
 
 def _serve_stdio() -> int:
-    """stdio: the front answers initialize and tools/list from the last start's answers while another thread imports
+    """stdio: the front answers initialize and tools/list from the shipped answers while another thread imports
     the SDK and the tool layer (transports/stdio_front.py); then the SDK serves the rest."""
-    import os
     import threading
 
-    from gemini_relay.transports.stdio_front import CACHE_NAME, FrontCache, StdioFront, setup_key
+    from gemini_relay.transports.stdio_front import FrontAnswers, StdioFront, surface_key
 
     try:
         settings = Settings.from_env()
     except ConfigError as exc:
         print(f"gemini-relay: {exc}", file=sys.stderr)
         return 2
-    front = StdioFront(FrontCache(settings.state_dir / CACHE_NAME), setup_key(os.environ, str(Path.cwd())))
+    front = StdioFront(FrontAnswers.load(), surface_key(settings.toolsets, test_tools=settings.test_tools))
     failed: list[BaseException] = []
 
     def load() -> None:
