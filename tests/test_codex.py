@@ -22,8 +22,8 @@ from tests.real_clients import installed_version
 from tests.real_codex import NAMESPACE, Codex, CodexRun, codex_name, provider_config
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
-JSON_ASK = {"prompt": 'give me a [[fake:json:{"a": "x"}]]', "jsonSchema": SCHEMA}  # the fake Gemini's answer
-SCHEMA_NOTICE = "the Gemini CLI has no schema flag"
+JSON_ASK = {"prompt": "give me a", "jsonSchema": SCHEMA}  # the fake Gemini answers {"a": "fake"}
+CHOICE_NOTICE = "Using the api backend"  # the first reply's notice: which backend the automatic choice took, and why
 PACKAGE = Path(gemini_relay.__file__).parent
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -37,6 +37,16 @@ def codex(relay: Relay) -> Iterator[Codex]:
     client = Codex(relay.base, relay.env)
     yield client
     stop_host(client.home / ".local" / "state" / "gemini-relay")  # a relay setup's entry started, if it made one
+
+
+def api_chosen(relay: Relay) -> dict[str, str]:
+    """The relay with nothing but the fake Gemini API's key: the automatic choice takes the api backend and the
+    first reply says so (no Node, nothing to spawn)."""
+    empty = relay.base / "no-binaries"
+    empty.mkdir(exist_ok=True)
+    gone = ("GEMINI_CLI_PATH", "GEMINI_MCP_BACKEND")
+    kept = {k: v for k, v in relay.env.items() if k not in gone}
+    return {**kept, "PATH": str(empty), "GEMINI_RELAY_HOST": "off"}  # no relay host to start: the run is in-process
 
 
 def through_codex(
@@ -108,9 +118,10 @@ def test_setups_codex_entry_is_read_by_codex_and_its_read_only_tools_run_without
 
 def test_what_codexs_model_receives_is_the_tools_result_as_codex_hands_it_over(relay: Relay, codex: Codex) -> None:
     ask = Call("gemini_ask", {"prompt": "hello codex"}, namespace=NAMESPACE)
-    run = through_codex(relay, codex, [ask], "gemini-ask")
+    run = through_codex(relay, codex, [ask], "gemini-ask", relay_env=api_chosen(relay))
     received = run.received()
     assert "Hello from fake Gemini! You said: hello codex" in received, received
+    assert CHOICE_NOTICE in received  # a result without structuredContent: the text, notices and all
     assert len(run.requests) == 2 and run.requests[1].output_of("call_1") == received
 
 
@@ -127,12 +138,12 @@ def test_a_json_schema_ask_reaches_codexs_model_with_its_conversation_id_and_not
         Call("gemini_ask", JSON_ASK, namespace=NAMESPACE),
         Call("gemini_conversations", namespace=NAMESPACE, call_id="call_2"),
     ]
-    run = through_codex(relay, codex, turns, "gemini-ask")
+    run = through_codex(relay, codex, turns, "gemini-ask", relay_env=api_chosen(relay))
     received, listing = run.received("call_1"), run.received("call_2")
     saved = UUID.findall(listing)
-    assert '"a": "x"' in received.replace('":"', '": "'), received  # the answer itself arrives either way
+    assert '"a": "fake"' in received.replace('":"', '": "'), received  # the answer itself arrives either way
     assert saved and any(conversation in received for conversation in saved), (received, listing)
-    assert SCHEMA_NOTICE in received, received
+    assert CHOICE_NOTICE in received, received
 
 
 def test_codex_binary_is_the_pinned_version() -> None:

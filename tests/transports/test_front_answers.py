@@ -57,6 +57,8 @@ async def test_the_answers_depend_on_no_backend_and_no_client_params(
     for backend in ("agy", "gemini", "api"):
         server = relay_server(settings_for(toolsets, True, tmp_path / backend, GEMINI_MCP_BACKEND=backend))
         for params in (CODEX, PLAIN, ROOTS):
+            # A difference here means the surface came to depend on the backend or the client: the front keys its
+            # answers by neither (resolving the automatic backend choice costs the import the front saves).
             assert await sdk_answers(server, params) == answers.for_initialize(key, params), (backend, params)
 
 
