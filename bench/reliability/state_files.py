@@ -3,9 +3,10 @@
 Links are planted outside-pointing at every name the relay writes in the project (the image, its old `.part` and
 `.tmp` temporary names, its sidecar) and a victim file sits behind each: a write outside the root is a victim changed
 or a new file beside it. Destinations the OS cannot take (a 255-byte name before its suffix, a path past PATH_MAX
-under the root) must be refused before the API bills. Then hostile state: stdio quick-start recordings with
-descriptions someone else chose (writable by others, in a state dir others may write, another user's when run as
-root), corrupt and deeply nested ones, and a job record others may write: none may reach the client or stop a start.
+under the root) must be refused before the API bills. Then hostile state: files where older builds kept their stdio
+quick-start recordings (`<state dir>/stdio-front.json`), with descriptions someone else chose (writable by others, in
+a state dir others may write, another user's when run as root), corrupt and deeply nested ones, and a job record
+others may write: none may reach the client or stop a start.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -24,7 +24,7 @@ from bench.kill9 import World
 from bench.reliability.table import Figure, at_least, zero
 from bench.reliability.world import Answer, call, left_running, refused_properly, state_dir, world
 from tests.harness import install_fake_agy
-from tests.transports.test_stdio_front import INITIALIZE, INITIALIZED, LIST, converse, entries_of
+from tests.transports.test_stdio_front import INITIALIZE, INITIALIZED, LIST
 
 CATEGORY = "files"
 PLANTED = b"victim: must stay as it is"
@@ -86,12 +86,11 @@ def recording(w: World) -> Path:
 
 
 def spoil(w: World) -> None:
-    """Descriptions and instructions someone else chose: served, they would reach the client's model."""
-    data = json.loads(recording(w).read_text(encoding="utf-8"))
-    for entry in entries_of(data):
-        entry["tools"]["tools"][0]["description"] = EVIL
-        entry["initialize"]["instructions"] = EVIL
-    recording(w).write_text(json.dumps(data), encoding="utf-8")
+    """An old recording with descriptions and instructions someone else chose: served, they would reach the model."""
+    entry = {"initialize": {"instructions": EVIL}, "tools": {"tools": [{"name": "gemini-ask", "description": EVIL}]}}
+    state_dir(w).mkdir(parents=True, exist_ok=True)
+    recording(w).write_text(json.dumps({"format": 2, "entries": {"any": entry}}), encoding="utf-8")
+    recording(w).chmod(0o600)
 
 
 HOSTILE = {
@@ -106,10 +105,10 @@ HOSTILE = {
 
 
 def spoil_as(w: World, how: str) -> None:
-    """The good recording made hostile or corrupt in the way `how` names (a HOSTILE key)."""
+    """A recording planted hostile or corrupt in the way `how` names (a HOSTILE key)."""
     path = recording(w)
+    spoil(w)
     if how in ("others", "open dir", "other user"):
-        spoil(w)
         if how == "others":
             path.chmod(0o666)
         elif how == "open dir":
@@ -144,10 +143,8 @@ async def hostile_state(w: World) -> tuple[list[str], int]:
     """(hostile state that reached the client or stopped a start, files planted)."""
     found: list[str] = []
     cases = [how for how in HOSTILE if how != "other user" or os.getuid() == 0]
-    good: list[dict[str, Any]] = [INITIALIZE, INITIALIZED, LIST]
     for how in cases:
         label = HOSTILE[how]
-        await anyio.to_thread.run_sync(converse, w.relay, good)  # a good recording first
         spoil_as(w, how)
         try:
             answered = await anyio.to_thread.run_sync(start, w)

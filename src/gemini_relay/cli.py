@@ -8,10 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio
-
 from gemini_relay import __version__
-from gemini_relay.commands import DEFAULT_HOOK_TIMEOUT, doctor_state, hook_wait, wait_job
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
@@ -38,6 +35,7 @@ def _seconds(raw: str) -> float:
 
 
 async def _doctor(deps: Deps) -> int:
+    from gemini_relay.commands import doctor_state
     from gemini_relay.tools.common.inputs import EmptyInput
     from gemini_relay.tools.common.progress import CallProgress
     from gemini_relay.tools.core.doctor import doctor
@@ -78,19 +76,18 @@ def _listener(args: argparse.Namespace) -> tuple[HttpOptions, socket.socket] | i
 
 
 def _serve_stdio() -> int:
-    """stdio: the front answers initialize and tools/list from the last start's answers while another thread imports
+    """stdio: the front answers initialize and tools/list from the shipped answers while another thread imports
     the SDK and the tool layer (transports/stdio_front.py); then the SDK serves the rest."""
-    import os
     import threading
 
-    from gemini_relay.transports.stdio_front import CACHE_NAME, FrontCache, StdioFront, setup_key
+    from gemini_relay.transports.stdio_front import FrontAnswers, StdioFront, surface_key
 
     try:
         settings = Settings.from_env()
     except ConfigError as exc:
         print(f"gemini-relay: {exc}", file=sys.stderr)
         return 2
-    front = StdioFront(FrontCache(settings.state_dir / CACHE_NAME), setup_key(os.environ, str(Path.cwd())))
+    front = StdioFront(FrontAnswers.load(), surface_key(settings.toolsets, test_tools=settings.test_tools))
     failed: list[BaseException] = []
 
     def load() -> None:
@@ -115,6 +112,8 @@ def _serve_stdio() -> int:
         print(f"gemini-relay: {exc}", file=sys.stderr)
         return 2
     logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
+    import anyio
+
     anyio.run(run_server, deps, None, None, front)
     return 0
 
@@ -157,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     wait_parser.add_argument("job_id")
     wait_parser.add_argument("--timeout", type=_seconds, default=None, help="give up after this long (e.g. 90s, 10m)")
     hook_parser = sub.add_parser("hook-wait", help="Claude Code PostToolUse asyncRewake hook for gemini-run")
-    hook_parser.add_argument("--timeout", type=_seconds, default=DEFAULT_HOOK_TIMEOUT)
+    hook_parser.add_argument("--timeout", type=_seconds, default=None, help="give up after this long (default 1h)")
     sub.add_parser("doctor", help="check the setup and the job store; exit 0 ok, 1 broken")
     add_setup_parser(sub)
     args = parser.parse_args(argv)
@@ -165,10 +164,13 @@ def main(argv: list[str] | None = None) -> int:
         from gemini_relay.setup.command import run as setup
 
         return setup(args)
-    if args.command == "wait-job":
-        return wait_job(args.job_id, args.timeout)
-    if args.command == "hook-wait":
-        return hook_wait(args.timeout)
+    if args.command in ("wait-job", "hook-wait"):
+        # Not imported for serving: the stdio front must answer before anything it does not need has loaded.
+        from gemini_relay.commands import DEFAULT_HOOK_TIMEOUT, hook_wait, wait_job
+
+        if args.command == "wait-job":
+            return wait_job(args.job_id, args.timeout)
+        return hook_wait(DEFAULT_HOOK_TIMEOUT if args.timeout is None else args.timeout)
     configure()
     http_only = args.token_file is not None or args.shutdown_grace is not None or args.no_auth
     if (args.http is not None or http_only) and args.command not in (None, "serve"):
@@ -184,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         return listener
     if listener is None and args.command in (None, "serve"):
         return _serve_stdio()
+    import anyio
+
     from gemini_relay.app import build_deps  # the tool layer: not needed by host, wait-job, hook-wait
 
     try:

@@ -14,7 +14,6 @@ from gemini_relay.core.files import (
     LinkInPath,
     load_trusted_json,
     read_trusted,
-    trusted_folder,
     write_file,
 )
 
@@ -112,7 +111,6 @@ def test_a_record_of_another_user_is_ignored(tmp_path: Path, monkeypatch: pytest
     owner = path.stat().st_uid
     monkeypatch.setattr(os, "getuid", lambda: owner + 1)  # the file is now someone else's
     assert load_trusted_json(path, what="the record") is None
-    assert not trusted_folder(path.parent, what="the folder")
 
 
 def test_group_write_is_tolerated_where_the_umask_decides(tmp_path: Path) -> None:

@@ -4,10 +4,10 @@ Every write goes to a fresh temporary file made with O_CREAT|O_EXCL|O_NOFOLLOW i
 and is renamed over the final name, so a link at either name is replaced, never written through. A `jailed` write
 also walks the folder from `/` one component at a time with O_NOFOLLOW (creating what is missing): the caller checked
 that realpath against its root earlier, and a link swapped in since then is refused at write time instead of
-followed. State read back (recordings, task and job records) counts only when this user owns the file and its
+followed. State read back (task and job records, the upload cache) counts only when this user owns the file and its
 folder and nobody else may write them; anything else is ignored with a warning, and corrupt JSON reads as absent.
 
-Light on purpose: the stdio front imports this before the MCP SDK loads.
+Light on purpose: the entry point imports this before the MCP SDK loads.
 """
 
 from __future__ import annotations
@@ -147,19 +147,11 @@ def load_trusted_json(
     return data  # pyright: ignore[reportUnknownVariableType]
 
 
-def trusted_folder(folder: Path, *, what: str, mask: int = GROUP_OR_OTHERS_WRITE) -> bool:
-    """True when this user owns `folder` and the `mask` bits are clear; else False, warned once."""
-    problem = _folder_problem(folder, mask, missing_ok=True)
-    if problem is not None:
-        _warn(folder, what, problem)
-    return problem is None
-
-
-def _folder_problem(folder: Path, mask: int, missing_ok: bool = False) -> str | None:
+def _folder_problem(folder: Path, mask: int) -> str | None:
     try:
         info = folder.stat()
     except FileNotFoundError:
-        return None if missing_ok else "its folder is gone"
+        return "its folder is gone"
     return _untrusted(info, f"its folder {folder}", mask, stat.S_ISDIR)
 
 

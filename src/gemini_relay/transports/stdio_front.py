@@ -1,55 +1,43 @@
-"""A quick start for stdio: `initialize` and `tools/list` answered from this setup's last answers while the MCP SDK
-imports (it takes ~0.3-0.4 s of the ~0.5 s a server needs before it can answer anything).
+"""A quick start for stdio: `initialize` and `tools/list` answered at once, from the SDK's own answers shipped with
+the package (front_answers.py), while the MCP SDK imports (it takes ~0.3-0.4 s of the ~0.5-1.5 s a server needs
+before it can answer anything). A first start answers as fast as any other: clients that send their first model
+request without waiting for the server (Codex `exec`, ~1.4 s after spawning it) see the tools on that turn.
 
-The answers are the SDK's own, recorded from an earlier start with the same build (by content: front_recording.py),
-the same settings (GEMINI_*, GOOGLE_*, AGY_* and XDG_* variables, HOME, the working directory) and the same
-initialize params. The front answers only while nothing else has been asked: the first request that is not a
-recorded `initialize` or a plain `tools/list` goes to the SDK, and so does every line after it, in order. The SDK
-still sees `initialize` (its answer to it is not sent twice) and it answers one `tools/list` of its own, so a
-recording that went stale is replaced for the next start, even when the client hangs up at once (stdin's EOF waits
-for those answers). Without a recording everything goes to the SDK, which records its answers.
+The answer is picked by the surface the settings give (toolsets, test tools) and the protocol version the SDK would
+negotiate; initialize params the front cannot vouch for go to the SDK. The front answers only while nothing else
+has been asked: the first request that is not an `initialize` or a plain `tools/list` goes to the SDK, and so does
+every line after it, in order. The SDK still sees `initialize` (its answer is not sent twice) and answers one
+`tools/list` of its own; both are compared with what the front sent, and a difference is logged as a warning
+naming the command that regenerates the answers.
 
 This module imports nothing heavy: it runs before the SDK is imported.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import queue
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gemini_relay.log import logger, requests_log, shown
-from gemini_relay.transports.front_recording import CACHE_NAME, FrontCache, setup_key
+from gemini_relay.transports.front_answers import REGENERATE, FrontAnswers, surface_key
 from gemini_relay.transports.rpc_lines import Refusal, id_of, vet
 
-if TYPE_CHECKING:
-    import anyio
-
-WATCHED_LINES = 16  # lines the SDK side inspects for the answers to record; past these it only forwards
 INSPECT_MAX = 64 * 1024  # bytes: a request line longer than this is only forwarded
 READ_WAIT = 0.25  # seconds a worker waits for the next stdin line before it looks again
 VERIFY_ID = "gemini-relay-front-verify"  # the SDK's own tools/list, compared with what the front answered
-SETTLE_WAIT = 10.0  # seconds stdin's EOF is held back from the SDK while it answers what the front must check
 _EOF = b""
-
-
-def _request_key(setup: str, build: str, params: Any) -> str:
-    return hashlib.sha256(json.dumps([setup, build, params], sort_keys=True).encode()).hexdigest()
 
 
 class StdioFront:
     """Owns the stdio wire from the start: fd 0 and 1 are diverted (children read EOF, stray output goes to
     stderr) and served from private duplicates, as the SDK's stdio_server does."""
 
-    def __init__(self, cache: FrontCache, setup: str) -> None:
-        self._cache = cache
-        self._setup = setup
-        # Before the import thread starts: ~400 stats racing it for the GIL would cost far more than they take.
-        self._build = cache.build()
+    def __init__(self, answers: FrontAnswers | None, surface: str) -> None:
+        self._answers = answers
+        self._surface = surface
         self._in = os.fdopen(_private_dup(0), "rb", closefd=False)
         self.out = os.fdopen(_private_dup(1), "wb", closefd=False)
         self._out_lock = threading.Lock()  # the front's refusals and the SDK's answers come from different threads
@@ -59,20 +47,15 @@ class StdioFront:
         self.pending: list[bytes] = []  # lines for the SDK, in order, read while the front served
         self._open = True  # still answering: nothing but initialize and tools/list has been asked
         self._answered_init: Any = None  # the initialize id the front answered (the SDK's answer is dropped)
-        self._drop: set[Any] = set()
-        self._watch: dict[Any, str] = {}  # request id -> "initialize" | "tools": the SDK's answers to record
-        self._recorded: dict[str, dict[str, Any]] = {}
-        self._settled: anyio.Event | None = None  # set when the last watched answer has passed (see settle)
-        self._key: str | None = None
+        self._sent: dict[Any, dict[str, Any]] = {}  # request id -> the result the front sent: the SDK's is compared
         self._sent_tools: dict[str, Any] | None = None
-        self._seen = 0
         self.answered: list[str] = []  # what the front answered itself, in order
         threading.Thread(target=self._read, name="stdio-front-reader", daemon=True).start()
 
     # --- before the SDK: the main thread answers while another imports ---------------------------------------------
 
     def serve_until_ready(self) -> None:
-        """Answer what the recording covers until `ready()` is called (from the importing thread)."""
+        """Answer what the shipped answers cover until `ready()` is called (from the importing thread)."""
         while True:
             line = self._lines.get()
             if line is _READY:
@@ -83,7 +66,7 @@ class StdioFront:
 
     def _report(self) -> None:
         if self.answered:
-            logger.info("Answered %s from the recorded answers while the SDK loaded", " and ".join(self.answered))
+            logger.info("Answered %s from the shipped answers while the SDK loaded", " and ".join(self.answered))
 
     def ready(self) -> None:
         self._lines.put(_READY)
@@ -91,13 +74,7 @@ class StdioFront:
     def _answer(self, line: bytes) -> bool:
         """True when the front answered `line` (it may still be forwarded, see pending); False: the SDK's, which
         answers whatever is wrong with it (a line the front cannot take closes the front, never the server)."""
-        try:
-            return self._answer_message(_parse(line), line)
-        except (ValueError, RecursionError):  # params json.dumps cannot write back, say
-            self._open = False
-            return False
-
-    def _answer_message(self, message: dict[str, Any] | None, line: bytes) -> bool:
+        message = _parse(line)
         method = message.get("method") if message is not None else None
         if message is None or not isinstance(method, str) or ("id" in message and id_of(message) is None):
             self._open = False
@@ -106,26 +83,23 @@ class StdioFront:
             return False
         request_id = message["id"]
         if method == "initialize" and self._answered_init is None:
-            self._key = _request_key(self._setup, self._build, message.get("params"))
-            self._watch[request_id] = "initialize"
-            entry = self._cache.load(self._key)
-            if entry is None:
+            found = self._answers.for_initialize(self._surface, message.get("params")) if self._answers else None
+            if found is None:
                 self._open = False
                 return False
-            self._write({"jsonrpc": "2.0", "id": request_id, "result": entry["initialize"]})
+            initialize, self._sent_tools = found
+            self._write({"jsonrpc": "2.0", "id": request_id, "result": initialize})
             self.answered.append("initialize")
             self._answered_init = request_id
-            self._drop.add(request_id)
-            self._sent_tools = entry["tools"]
+            self._sent[request_id] = initialize
             self.pending.append(line)  # the SDK's session must be initialized too
             return True
         if method == "tools/list" and self._sent_tools is not None and _first_page(message):
             self._write({"jsonrpc": "2.0", "id": request_id, "result": self._sent_tools})
             self.answered.append("tools/list")
-            verify = {"jsonrpc": "2.0", "id": VERIFY_ID, "method": "tools/list"}
-            if VERIFY_ID not in self._watch:
-                self._watch[VERIFY_ID] = "tools"
-                self._drop.add(VERIFY_ID)
+            if VERIFY_ID not in self._sent:
+                self._sent[VERIFY_ID] = self._sent_tools
+                verify = {"jsonrpc": "2.0", "id": VERIFY_ID, "method": "tools/list"}
                 self.pending.append(json.dumps(verify).encode() + b"\n")
             return True
         self._open = False
@@ -152,58 +126,22 @@ class StdioFront:
     def sdk_stdout(self) -> FrontStdout:
         return FrontStdout(self)
 
-    def inspect_in(self, line: bytes) -> None:
-        """Watch the SDK-bound initialize and tools/list requests (a cold start records their answers)."""
-        if self._seen >= WATCHED_LINES:
-            return
-        self._seen += 1
-        message = _parse(line)
-        if message is None or id_of(message) is None or message["id"] == VERIFY_ID:
-            return
-        if message.get("method") == "initialize" and self._key is None:
-            with contextlib.suppress(ValueError, RecursionError):  # unrecordable params: this start records nothing
-                self._key = _request_key(self._setup, self._build, message.get("params"))
-                self._watch[message["id"]] = "initialize"
-        elif message.get("method") == "tools/list" and _first_page(message):
-            self._watch.setdefault(message["id"], "tools")
-
     def outgoing(self, text: str) -> bool:
-        """Record the answers watched for; False for an answer the front already gave (not sent twice)."""
-        if not self._watch:
+        """Compare the SDK's answers to what the front sent; False for one the front already gave (not sent twice)."""
+        if not self._sent:
             return True
         message = _parse(text.encode("utf-8"), limit=None)
         request_id = message.get("id") if message is not None else None
-        if message is None or request_id not in self._watch:
+        if message is None or request_id not in self._sent:
             return True
-        kind = self._watch.pop(request_id)
-        if not self._watch and self._settled is not None:
-            self._settled.set()
-        result = message.get("result")
-        if isinstance(result, dict) and kind not in self._recorded:
-            self._recorded[kind] = result  # pyright: ignore[reportArgumentType]
-            self._save()
-        if request_id in self._drop:
-            self._drop.discard(request_id)
-            return False
-        return True
-
-    def _save(self) -> None:
-        initialize, tools = self._recorded.get("initialize"), self._recorded.get("tools")
-        if self._key is None or initialize is None or tools is None:
-            return
-        if self._cache.record(self._key, initialize, tools):
-            logger.warning("The recorded initialize / tools/list answers were stale; recorded the SDK's anew")
-
-    async def settle(self) -> None:
-        """Stdin closed: before the SDK sees it, let the SDK answer what the front records or checks. A client that
-        hangs up right after a quick tools/list still gets a stale recording replaced for the next start."""
-        if not self._watch:
-            return
-        import anyio
-
-        self._settled = anyio.Event()
-        with anyio.move_on_after(SETTLE_WAIT):
-            await self._settled.wait()
+        sent = self._sent.pop(request_id)
+        if message.get("result") != sent:
+            what = "tools/list" if request_id == VERIFY_ID else "initialize"
+            logger.warning(
+                "The shipped %s answer differs from the SDK's for this build (the client got the shipped one); "
+                "regenerate them with `%s`", what, REGENERATE,
+            )  # fmt: skip
+        return False
 
     async def next_line(self) -> bytes:
         if self.pending:
@@ -239,13 +177,11 @@ class FrontStdin:
         while True:
             line = await self._front.next_line()
             if line == _EOF:
-                await self._front.settle()
                 raise StopAsyncIteration
             if not line.strip():
                 continue
             verdict = vet(line, parse_limit=INSPECT_MAX)
             if isinstance(verdict, str):
-                self._front.inspect_in(line)
                 return verdict
             await self._refuse(verdict)
 
@@ -312,4 +248,4 @@ def _divert(fd: int, replacement: int) -> None:
         os.close(replacement)
 
 
-__all__ = ["CACHE_NAME", "FrontCache", "StdioFront", "setup_key"]  # the entry point's names, from one place
+__all__ = ["FrontAnswers", "StdioFront", "surface_key"]  # the entry point's names, from one place

@@ -1,0 +1,142 @@
+"""The shipped answers (front_answers.json) are what the SDK itself answers, for every surface (each combination of
+toolsets, with and without the test tools) and every protocol version it negotiates with a handshake; they depend
+on nothing else a start could differ in (the backend, the client's params), and the front answers only params the
+SDK accepts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.transports.front_answers import ANSWERS_FILE, REGENERATE, FrontAnswers, acceptable, surface_key
+from gemini_relay.transports.front_answers_make import (
+    generate,
+    handshake,
+    relay_server,
+    render,
+    sdk_answers,
+    sdk_lines,
+    settings_for,
+    surfaces,
+)
+
+pytestmark = pytest.mark.anyio
+
+CODEX = {  # what Codex CLI 0.169.0 sends (captured from the real binary)
+    "protocolVersion": "2025-06-18",
+    "capabilities": {"experimental": {"codex/auth-change": {}}, "elicitation": {"form": {}, "url": {}}},
+    "clientInfo": {"name": "codex-mcp-client", "title": "Codex", "version": "0.169.0"},
+}
+PLAIN = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+ROOTS = {**PLAIN, "capabilities": {"roots": {"listChanged": True}, "sampling": {}}, "_meta": {"progressToken": 7}}
+
+
+def shipped() -> FrontAnswers:
+    answers = FrontAnswers.load()
+    assert answers is not None, f"{ANSWERS_FILE} is missing or unreadable; run {REGENERATE}"
+    return answers
+
+
+async def test_the_shipped_file_is_what_the_sdk_answers_now_for_every_surface_and_version() -> None:
+    fresh = await generate()
+    assert len(fresh["answers"]) == len(surfaces()) == 2 ** (len(Toolset) + 1)
+    assert all(set(per) == set(fresh["versions"]) for per in fresh["answers"].values())
+    assert ANSWERS_FILE.read_text(encoding="utf-8") == render(fresh), f"stale: run {REGENERATE}"
+
+
+@pytest.mark.parametrize("toolsets", [frozenset(), frozenset({Toolset.JOBS, Toolset.MEDIA}), frozenset(Toolset)])
+async def test_the_answers_depend_on_no_backend_and_no_client_params(
+    toolsets: frozenset[Toolset], tmp_path: Path
+) -> None:
+    answers = shipped()
+    key = surface_key(toolsets, test_tools=True)
+    for backend in ("agy", "gemini", "api"):
+        server = relay_server(settings_for(toolsets, True, tmp_path / backend, GEMINI_MCP_BACKEND=backend))
+        for params in (CODEX, PLAIN, ROOTS):
+            # A difference here means the surface came to depend on the backend or the client: the front keys its
+            # answers by neither (resolving the automatic backend choice costs the import the front saves).
+            assert await sdk_answers(server, params) == answers.for_initialize(key, params), (backend, params)
+
+
+async def test_versions_outside_the_handshake_get_what_the_sdk_negotiates(tmp_path: Path) -> None:
+    answers = shipped()
+    server = relay_server(settings_for(frozenset(), False, tmp_path))
+    for version in ("2026-07-28", "1999-01-01", "", "latest"):
+        params = {**PLAIN, "protocolVersion": version}
+        found = answers.for_initialize("core", params)
+        assert found is not None
+        assert (await sdk_answers(server, params))[0]["protocolVersion"] == found[0]["protocolVersion"]
+
+
+ANSWERED: list[dict[str, Any]] = [
+    CODEX,
+    PLAIN,
+    ROOTS,
+    {**PLAIN, "clientInfo": {"name": "c", "version": "1", "title": "C", "websiteUrl": "https://c.example"}},
+    {**PLAIN, "capabilities": {"experimental": {"a": {"b": {"c": True}}}, "elicitation": {"form": {}}}},
+    {**PLAIN, "protocolVersion": "2031-01-01"},
+]
+LEFT_TO_THE_SDK: list[Any] = [
+    None,
+    [],
+    {},
+    {"capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    {**PLAIN, "protocolVersion": 5},
+    {**PLAIN, "capabilities": None},
+    {**PLAIN, "capabilities": {"roots": "x"}},
+    {**PLAIN, "capabilities": {"roots": {"listChanged": "yes"}}},
+    {**PLAIN, "capabilities": {"experimental": 5}},
+    {**PLAIN, "clientInfo": {"name": "c"}},
+    {**PLAIN, "clientInfo": {"name": "c", "version": 1}},
+    {**PLAIN, "clientInfo": {"name": "c", "version": "1", "icons": 5}},
+    {**PLAIN, "clientInfo": "c"},
+    {**PLAIN, "extra": 1},
+    {**PLAIN, "_meta": 5},
+    {**PLAIN, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+]
+
+
+@pytest.mark.parametrize("params", ANSWERED, ids=[json.dumps(p)[:60] for p in ANSWERED])
+async def test_params_the_front_answers_are_params_the_sdk_accepts(params: dict[str, Any], tmp_path: Path) -> None:
+    assert shipped().for_initialize("core", params) is not None
+    server = relay_server(settings_for(frozenset(), False, tmp_path))
+    (line,) = await sdk_lines(server, [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}])
+    assert "result" in json.loads(line), line
+
+
+@pytest.mark.parametrize("params", LEFT_TO_THE_SDK, ids=[json.dumps(p)[:60] for p in LEFT_TO_THE_SDK])
+def test_params_of_other_shapes_are_left_to_the_sdk(params: Any) -> None:
+    assert not acceptable(params)
+    assert shipped().for_initialize("core", params) is None
+
+
+@pytest.mark.parametrize("params", [CODEX, PLAIN, ROOTS])
+def test_what_real_clients_send_is_answered_by_the_front(params: dict[str, Any]) -> None:
+    assert acceptable(params)
+    assert shipped().for_initialize("core", params) is not None
+
+
+async def test_the_sdks_lines_are_the_fronts_lines_byte_for_byte(tmp_path: Path) -> None:
+    answers = shipped()
+    server = relay_server(settings_for(frozenset({Toolset.REVIEW}), False, tmp_path))
+    init_line, tools_line = await sdk_lines(server, handshake(CODEX, request_id="req-1"))
+    found = answers.for_initialize("core+review", CODEX)
+    assert found is not None
+    assert init_line == wire({"jsonrpc": "2.0", "id": "req-1", "result": found[0]})
+    assert tools_line == wire({"jsonrpc": "2.0", "id": 1, "result": found[1]})
+
+
+def wire(message: dict[str, Any]) -> str:
+    """A line as the front writes it."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def test_a_missing_or_foreign_file_means_no_front_answers(tmp_path: Path) -> None:
+    assert FrontAnswers.load(tmp_path / "absent.json") is None
+    for body in ("{torn", '{"format": 99}', "[" * 100_000, '{"format": 1}'):
+        (tmp_path / "bad.json").write_text(body)
+        assert FrontAnswers.load(tmp_path / "bad.json") is None
