@@ -223,3 +223,12 @@ def test_a_changed_build_with_the_same_mtimes_is_not_answered_from_the_old_recor
     image = next(t for t in after[1]["result"]["tools"] if t["name"] == "gemini-image")
     assert image["inputSchema"]["properties"]["prompt"]["description"] == "What the image should SHOW."
     assert after[1] != before[1]
+
+
+def test_a_recording_is_keyed_by_path_whose_backend_the_instructions_describe() -> None:
+    """With GEMINI_MCP_BACKEND unset, PATH decides the backend (agy found, say), and the recorded instructions and
+    tool descriptions speak of it: another PATH is another setup."""
+    from gemini_relay.transports.front_recording import setup_key
+
+    home = {"HOME": "/home/u"}
+    assert setup_key({**home, "PATH": "/usr/bin"}, "/p") != setup_key({**home, "PATH": "/opt/agy/bin:/usr/bin"}, "/p")

@@ -42,7 +42,8 @@ Entry = dict[str, dict[str, Any]]  # {"initialize": result, "tools": result}
 
 def setup_key(env: Mapping[str, str], cwd: str) -> str:
     """What the recorded answers depend on besides the build and the initialize params."""
-    keyed = sorted((k, v) for k, v in env.items() if k.startswith(_KEYED_PREFIXES) or k == "HOME")
+    # PATH too: the automatic backend choice looks there, and the instructions and descriptions speak of that backend.
+    keyed = sorted((k, v) for k, v in env.items() if k.startswith(_KEYED_PREFIXES) or k in ("HOME", "PATH"))
     material = [FORMAT, __version__, sys.version, sys.executable, cwd, keyed]
     return hashlib.sha256(json.dumps(material).encode()).hexdigest()
 
