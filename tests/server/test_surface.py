@@ -53,7 +53,7 @@ def test_the_which_tool_when_lines_stand_in_their_declared_order_whatever_the_re
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_the_instructions_stay_short(backend: str) -> None:
     everything = instructions_for(EVERY_TOOL, BACKENDS[backend])
-    assert len(everything) < 2300 and len(everything.splitlines()) <= 17
+    assert len(everything) < 2000 and len(everything.splitlines()) <= 16
 
 
 def test_every_tool_is_a_prompt_whose_arguments_are_its_input_schema() -> None:
