@@ -1,4 +1,5 @@
-"""gemini-image refuses a destination outside the project root before agy runs (nothing generated, nothing billed)."""
+"""gemini-image refuses a destination outside the project root before agy runs (nothing generated, nothing billed),
+and its default folder stays out of the diff."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import pytest
 
 from gemini_relay.jobs.store.files import FileJobStore
+from tests.git_repo import GitRepo
 from tests.harness import Relay
 from tests.test_server_surface import text_of
 
@@ -73,3 +75,12 @@ async def test_a_saved_image_is_recorded_in_its_job_for_the_page(agy_relay: Rela
     store = FileJobStore(agy_relay.home / ".local" / "state" / "gemini-relay")
     recorded = [store.files(job_id) for job_id in store.job_ids()]
     assert recorded == [[result.meta["path"]]]
+
+
+async def test_an_image_in_the_default_folder_leaves_git_status_clean(agy_relay: Relay) -> None:
+    repo = GitRepo.create(agy_relay.project, {"a.py": "x = 1\n"})
+    async with agy_relay.client() as client:
+        result = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] a red square"})
+    assert not result.is_error and result.meta is not None, text_of(result)
+    assert result.meta["path"].startswith(str((agy_relay.project / "gemini-images").resolve()))
+    assert repo.git("status", "--porcelain") == ""

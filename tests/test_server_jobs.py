@@ -26,7 +26,8 @@ JOBS = {"GEMINI_RELAY_TOOLSETS": "jobs"}
 async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(tool, args)
     assert not result.is_error, text_of(result)
-    data: dict[str, Any] = json.loads(text_of(result))
+    data: dict[str, Any] | None = result.structured_content  # the job's fields; the text is Markdown for a person
+    assert data is not None, text_of(result)
     return data
 
 

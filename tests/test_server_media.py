@@ -34,8 +34,8 @@ def links(result: types.CallToolResult) -> list[types.ResourceLink]:
 
 
 def facts(result: types.CallToolResult) -> dict[str, Any]:
-    body = text(result)
-    data: dict[str, Any] = json.loads(body[body.rindex("\n{") + 1 :])
+    data: dict[str, Any] | None = result.structured_content  # the text is for a person: the files, then a line of facts
+    assert data is not None, text(result)
     return data
 
 
@@ -105,8 +105,8 @@ async def test_an_async_generation_survives_a_server_restart_and_is_collected(re
     assert facts(started)["state"] in ("queued", "starting", "running")
     async with relay.client(**env) as client:
         waited = await call_ok(client, "gemini-wait", {"jobId": job_id, "wait": 30})
-        status = json.loads(text(await call_ok(client, "gemini-status", {"jobId": job_id})))
-    assert json.loads(text(waited))["state"] == "done"
+        status = facts(await call_ok(client, "gemini-status", {"jobId": job_id}))
+    assert facts(waited)["state"] == "done"
     async with relay.client(**env) as client:  # a fresh server has no id in memory: the newest sidecar resumes
         await call_ok(client, "gemini-image-interact", {"input": "a lighthouse"})
     async with relay.client(**env) as client:
@@ -176,14 +176,14 @@ async def test_safety_quota_and_expired_file_failures_each_say_what_happened(rel
 async def test_files_upload_list_and_a_confirm_gated_delete(relay: Relay, tmp_path: Path) -> None:
     (relay.project / "ref.png").write_bytes(TINY_PNG)
     async with relay.client(**media_env(tmp_path / "state")) as client:
-        uploaded = json.loads(text(await call_ok(client, "gemini-files", {"action": "upload", "path": "ref.png"})))
-        listed = json.loads(text(await call_ok(client, "gemini-files", {"action": "list"})))
+        uploaded = facts(await call_ok(client, "gemini-files", {"action": "upload", "path": "ref.png"}))
+        listed = facts(await call_ok(client, "gemini-files", {"action": "list"}))
         refused = await client.call_tool("gemini-files", {"action": "delete", "name": uploaded["file_uri"]})
         used = await call_ok(client, "gemini-image-edit", {"prompt": "x", "imagesFileUris": [uploaded["file_uri"]]})
         deleted = await call_ok(
             client, "gemini-files", {"action": "delete", "name": uploaded["file_uri"], "confirm": True}
         )
-        after = json.loads(text(await call_ok(client, "gemini-files", {"action": "list"})))
+        after = facts(await call_ok(client, "gemini-files", {"action": "list"}))
     assert uploaded["file_uri"] in [f["name"] for f in listed["files"]]
     assert refused.is_error and "confirm: true" in text(refused)
     assert_files_linked(used, ".png")
@@ -194,7 +194,7 @@ async def test_usage_prices_each_call_against_its_own_model(relay: Relay, tmp_pa
     async with relay.client(**media_env(tmp_path / "state")) as client:
         await call_ok(client, "gemini-image-edit", {"prompt": "one"})
         await call_ok(client, "gemini-music", {"prompt": "two"})
-        usage = json.loads(text(await call_ok(client, "gemini-usage", {})))
+        usage = facts(await call_ok(client, "gemini-usage", {}))
         models = text(await call_ok(client, "gemini-media-models", {}))
     assert [c["model"] for c in usage["calls"]].count("gemini-3.1-flash-image") == 1
     assert "lyria-3-clip-preview" in [c["model"] for c in usage["calls"]]

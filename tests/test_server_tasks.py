@@ -96,7 +96,7 @@ async def test_cancelling_a_task_stops_its_job_and_its_process_group(relay: Rela
         status = await client.call("gemini-status", {"jobId": created["taskId"]})
     assert {k: v for k, v in ack.items() if k != "_meta"} == {"resultType": "complete"}
     assert task["status"] == "cancelled" and "result" not in task
-    assert '"state": "cancelled"' in text(status)
+    assert status["structuredContent"]["state"] == "cancelled" and " · cancelled · " in text(status)
 
 
 async def test_a_task_outlives_its_server_and_a_new_server_collects_it(relay: Relay) -> None:

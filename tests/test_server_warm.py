@@ -231,8 +231,8 @@ async def test_with_the_host_a_job_is_served_by_the_hosts_warm_cli_and_collected
         await wait_for_warm_process(relay.home)  # the server asked the host to prewarm at start
         started = await client.call_tool("gemini-run", {"prompt": "warm job"})
         assert not started.is_error, text_of(started)
-        job_id = json.loads(text_of(started))["job_id"]
-        waited = json.loads(text_of(await client.call_tool("gemini-wait", {"jobId": job_id, "wait": BOUND})))
+        job_id = (started.structured_content or {})["job_id"]
+        waited = (await client.call_tool("gemini-wait", {"jobId": job_id, "wait": BOUND})).structured_content or {}
     assert waited["state"] == "done" and "You said: warm job" in waited["result"]
     assert acp_processes(relay.home)  # the warm CLI belongs to the host, not to the server that is gone
 

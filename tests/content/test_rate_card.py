@@ -145,16 +145,20 @@ def test_a_missing_override_file_is_a_config_error(tmp_path: Path) -> None:
         load_rate_card({RATE_CARD_ENV: str(tmp_path / "absent.json")})
 
 
-def test_every_gemini_model_a_backend_lists_by_default_is_priced() -> None:
+def test_every_gemini_model_a_backend_or_the_media_tools_list_by_default_is_priced() -> None:
     """gemini-usage priced the relay's own default model (gemini-3.1-pro-preview) as null. agy's third-party models
     (Claude, GPT-OSS) are billed by the Antigravity plan, not per token: they stay unpriced, never priced as free."""
     from gemini_relay.backends.agy.args import MODEL_ALIASES as AGY_ALIASES
     from gemini_relay.backends.agy.models import FALLBACK_MODELS
     from gemini_relay.backends.api.common import DEFAULT_MODEL
     from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
+    from gemini_relay.tools.media import config as media
+    from gemini_relay.tools.media.media_models import MEDIA_MODELS
 
     listed = {DEFAULT_MODEL, *GEMINI_MODELS, *GEMINI_ALIASES.values(), *AGY_ALIASES.values()}
     listed |= {m.id for m in FALLBACK_MODELS if m.id.startswith("gemini-")}
+    listed |= {media.DEFAULT_IMAGE_MODEL, media.DEFAULT_VIDEO_MODEL, media.DEFAULT_MUSIC_MODEL}
+    listed |= {model for model, _ in MEDIA_MODELS}  # gemini-media-models' list, the media tools' `model` choices
     card = load_rate_card({})
     unpriced = sorted(m for m in listed if estimate_cost(m, Usage(input_tokens=1000, output_tokens=1000), card) is None)
     assert unpriced == []

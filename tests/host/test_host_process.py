@@ -196,7 +196,7 @@ async def test_a_draining_host_cancels_only_the_job_a_newer_server_cancels(hoste
         await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 2)
         async with hosted.client() as client:
             cancelled = await client.call_tool("gemini-cancel", {"jobId": jobs[0]})
-            other = json.loads(text_of(await client.call_tool("gemini-status", {"jobId": jobs[1]})))
+            other = (await client.call_tool("gemini-status", {"jobId": jobs[1]})).structured_content or {}
             second = await client.call_tool("gemini-cancel", {"jobId": jobs[1]})
         assert await anyio.to_thread.run_sync(old.wait, 20) == 0  # it drained: its last run ended, it exits
     assert text_of(cancelled).startswith(f"Cancelled job {jobs[0]} (cancelled"), text_of(cancelled)

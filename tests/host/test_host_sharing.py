@@ -100,7 +100,7 @@ async def test_with_the_host_off_the_same_executor_runs_inside_the_server_and_no
 async def test_by_default_the_shared_host_runs_the_job_as_its_supervisor(hosted: Relay) -> None:
     async with hosted.client() as client:
         result = await client.call_tool("gemini-run", {"prompt": "in the host"})
-        job_id = json.loads(text_of(result))["job_id"]
+        job_id = (result.structured_content or {})["job_id"]
         await call_json(client, "gemini-wait", {"jobId": job_id})
     supervisor = json.loads((state_dir(hosted) / "jobs" / job_id / "supervisor.json").read_text(encoding="utf-8"))
     assert host_pids(hosted) == [supervisor["pid"]] and supervisor["shared"] is True

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
 from gemini_relay.core.spec import RunSpec
@@ -62,6 +63,22 @@ class ScriptedBackend:
 
     def queue(self, *scripts: Script) -> None:
         self._queue.extend(scripts)
+
+    # The in-process tools' capabilities (backends/capabilities.py), so they too are served in memory.
+
+    async def model_listing(self) -> ModelListing:
+        lines = ["Models of the scripted backend:", "", "- gemini-2.5-pro (default)", "- gemini-2.5-flash"]
+        return ModelListing(lines, ["The scripted list stands in for the upstream's."])
+
+    async def conversation_rows(self, limit: int) -> ConversationRows:
+        found = [Conversation(sid, "2026-01-01T00:00:00Z", "/project", "a prompt") for sid in self._sessions]
+        return ConversationRows("scripted", found[:limit])
+
+    async def doctor_section(self) -> DoctorSection:
+        return DoctorSection(["## Scripted backend", "- ✅ scripts queued: ready"])
+
+    async def help_text(self) -> str:
+        return "Usage: scripted [options]"
 
     async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
         self.specs.append(spec)

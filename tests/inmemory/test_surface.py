@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.backends.registry import entries
+from gemini_relay.core.vocabulary import BackendName, Toolset
+from gemini_relay.tools.common.definition import worded
 from gemini_relay.tools.common.inputs import wire_schema
 from gemini_relay.tools.registry import TOOLSETS, registry
 from gemini_relay.tools.review import toolset as review_toolset
@@ -19,6 +21,7 @@ from tests.inmemory.conftest import InMemory
 from tests.inmemory.surface import SNAPSHOT, combinations, combo_key, surface_of, unfold
 
 pytestmark = pytest.mark.anyio
+GEMINI = next(e for e in entries() if e.name == BackendName("gemini"))
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +60,7 @@ async def test_what_a_client_sees_is_what_the_definitions_declare(
     served = await surface_of(relay, toolsets, test_tools)
     assert [t["name"] for t in served["tools"]] == [d.name for d in declared]
     for entry, tool in zip(served["tools"], declared, strict=True):
-        assert entry["description"] == tool.description
+        assert entry["description"] == tool.description_for(GEMINI)  # the in-memory world's backend
         assert entry["inputSchema"] == wire_schema(tool.input_model)
         assert entry.get("outputSchema") == tool.output_schema
         assert entry["annotations"] == {
@@ -72,7 +75,8 @@ async def test_what_a_client_sees_is_what_the_definitions_declare(
     ]
     guided = sorted((d for d in declared if d.when is not None), key=lambda d: d.when.order if d.when else 0)
     lines = served["instructions"].splitlines()
-    assert [line for line in lines if line.startswith("- ")] == [f"- {d.name}: {d.when.text}" for d in guided if d.when]
+    whens = [f"- {d.name}: {worded(d.when.text, GEMINI)}" for d in guided if d.when]
+    assert [line for line in lines if line.startswith("- ")] == whens
     assert [line for line in lines if line in {d.note for d in declared}] == [d.note for d in declared if d.note]
 
 

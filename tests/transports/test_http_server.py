@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from gemini_relay.backends.registry import entries
 from gemini_relay.server.surface import instructions_for
 from gemini_relay.tools.registry import registry
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
@@ -25,6 +26,7 @@ from tests.test_server_surface import text_of
 from tests.transports.http_server import http_server
 
 DEFAULT_TOOLS = registry(test_tools=False)  # the default tools, in registry order
+GEMINI = next(e for e in entries() if e.name == "gemini")  # the harness's backend
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +63,7 @@ async def _describe(client: Client) -> tuple[str | None, str | None, list[str], 
 
 async def test_both_protocol_generations_are_served_on_one_http_server_at_once(relay: Relay) -> None:
     expected_tools = [t.name for t in DEFAULT_TOOLS]
-    instructions = instructions_for(DEFAULT_TOOLS)
+    instructions = instructions_for(DEFAULT_TOOLS, GEMINI)
     with http_server(relay) as server:
         async with server.client(mode="legacy") as legacy, server.client(mode="auto") as modern:
             old, new = await _describe(legacy), await _describe(modern)
@@ -87,7 +89,7 @@ async def test_both_protocol_generations_are_served_over_stdio(relay: Relay) -> 
     assert (
         found["legacy"][1:]
         == found["auto"][1:]
-        == (instructions_for(DEFAULT_TOOLS), [t.name for t in DEFAULT_TOOLS], "gen")
+        == (instructions_for(DEFAULT_TOOLS, GEMINI), [t.name for t in DEFAULT_TOOLS], "gen")
     )
 
 
@@ -106,7 +108,7 @@ async def test_a_client_of_an_older_revision_gets_its_revision_and_the_instructi
     assert response.status_code == 200
     data = json.loads(next(line[5:] for line in response.text.splitlines() if line.startswith("data:")))
     assert data["result"]["protocolVersion"] == version
-    assert data["result"]["instructions"] == instructions_for(DEFAULT_TOOLS)
+    assert data["result"]["instructions"] == instructions_for(DEFAULT_TOOLS, GEMINI)
 
 
 async def test_the_discover_result_carries_the_instructions_with_the_jobs_lines_when_jobs_are_on(relay: Relay) -> None:
@@ -183,7 +185,7 @@ async def test_shutdown_after_the_grace_leaves_the_running_job_to_finish_on_its_
     )
     assert (waited.returncode, waited.stdout.strip()) == (0, "done")
     async with relay.client(GEMINI_RELAY_TOOLSETS="jobs") as client:
-        status = json.loads(text_of(await client.call_tool("gemini-status", {"jobId": job.name})))
+        status = (await client.call_tool("gemini-status", {"jobId": job.name})).structured_content or {}
     assert status["state"] == "done" and status["result"] == "".join(SLOW_CHUNKS)
 
 

@@ -8,7 +8,6 @@ GEMINI_RELAY_PAGE_SCREENSHOT=<path> also saves the final screenshot there (docs/
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -44,7 +43,7 @@ async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_render
 
             async with server.client() as client:
                 reply = await client.call_tool("gemini-run", {"prompt": "[[fake:slow:0.7]] watch me work"})
-            job = json.loads(text_of(reply))["job_id"]
+            job = (reply.structured_content or {})["job_id"]
             card = f"document.getElementById('job-{job}')"
             tail = f"{card}.querySelector('.tail').textContent"
             await page.wait_for(f"{tail}.includes('slow chunk 1 of 5')")

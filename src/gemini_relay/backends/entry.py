@@ -2,8 +2,9 @@
 
 Everything the relay knows of a backend outside its package is here: its name and the other spellings
 GEMINI_MCP_BACKEND accepts, how it is built from the settings, how the automatic choice finds it, its fallback model,
-whether gemini-doctor shows it beside the active one, and which environment variables it reads beyond the shared
-child allowlist (so a relay host builds it from the same settings as the server that asked).
+whether gemini-doctor shows it beside the active one, which environment variables it reads beyond the shared
+child allowlist (so a relay host builds it from the same settings as the server that asked), and what the server's
+instructions and tool descriptions may claim of it while it is the active one.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ class BackendEntry:
     always_diagnosed: bool = False  # gemini-doctor shows it even when another backend is active
     env_prefixes: tuple[str, ...] = ()  # the variables its settings section and its child read, beyond the allowlist
     env_keys: tuple[str, ...] = ()
+    # What the server's instructions and tool descriptions say of it while it is active (they name no other):
+    agent: bool = True  # an agent reads the project, runs tools and may edit files; False: a model answers in text
+    makes_images: bool = False  # the agent makes image files itself (else gemini-image asks the Gemini API)
+    web_search: str = "its web search tool"  # how gemini-search's answer searches the web
+    guide: str = ""  # a paragraph the instructions add: what a calling agent must know of this backend
 
     @property
     def label(self) -> str:

@@ -177,6 +177,10 @@ class BackendRegistry:
                 f"No backend is called {name!r} here (known: {', '.join(self.backends)})."
             ) from None
 
+    def active_entry(self) -> BackendEntry:
+        """The active backend's declaration: what the instructions and tool descriptions say of it."""
+        return self.entries[self.select().backend]
+
     def label(self, name: BackendName) -> str:
         """`agy backend (Antigravity CLI)`: a backend as messages name it."""
         entry = self.entries.get(name)

@@ -65,6 +65,19 @@ def write_file(path: Path, data: bytes, *, jailed: bool = False, private: bool =
     return path
 
 
+SELF_IGNORING = b"# gemini-relay's generated media: out of git status and reviews. Delete this file to track them.\n*\n"
+
+
+def ignored_by_git(folder: Path) -> Path:
+    """`folder` (a realpath inside the project the caller checked), made if missing, holding a `.gitignore` of `*`:
+    git, and so gemini-assess and gemini-review, never count what is generated there. A `.gitignore` already there is
+    the user's and stays."""
+    marker = folder / ".gitignore"
+    if not marker.exists():
+        write_file(marker, SELF_IGNORING, jailed=True)
+    return folder
+
+
 def _open_folder(folder: Path, private: bool) -> int:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
     return os.open(folder, _DIR_FLAGS)

@@ -29,6 +29,7 @@ from gemini_relay.server.tasks.service import TaskService
 from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.definition import AnyTool
+from gemini_relay.tools.common.model_view import model_view
 from gemini_relay.tools.common.progress import CallProgress, SendProgress, run_with_keepalive
 from gemini_relay.tools.registry import registry
 
@@ -45,7 +46,9 @@ class RelayServer:
         self._by_name = {tool.name: tool for tool in self.tools}
         self.tasks = TaskService(deps, self._by_name, self._invoke)
         self._task_wire = TaskWire(self.tasks, self._call_tool_as_task_legacy)
-        self._listed = [tool_entry(tool, tasks=self.tasks.store is not None) for tool in self.tools]
+        # What the instructions and descriptions say of the backend is said of the active one (chosen once a process).
+        self.upstream = deps.registry.active_entry()
+        self._listed = [tool_entry(tool, self.upstream, tasks=self.tasks.store is not None) for tool in self.tools]
 
     def build(self) -> Server[Any]:
         with warnings.catch_warnings():
@@ -54,7 +57,7 @@ class RelayServer:
             server = _LowLevelServer(
                 SERVER_NAME,
                 version=__version__,
-                instructions=instructions_for(self.tools),
+                instructions=instructions_for(self.tools, self.upstream),
                 on_list_tools=self.list_tools,
                 on_list_prompts=self.list_prompts,
                 on_get_prompt=self.get_prompt,
@@ -148,6 +151,10 @@ class RelayServer:
         notice = self.deps.registry.take_notice()
         if notice:
             text = with_notices([notice], text)
+        structured = None
+        if reply.structured is not None:  # the model may see nothing else: it carries the reply too
+            shown = reply.text if reply.model_text is None else reply.model_text
+            structured = model_view(reply.structured, with_notices([notice], shown) if notice else shown)
         content: list[ContentBlock] = [types.TextContent(type="text", text=text)]
         content += [_file_link(path) for path in reply.files]
         for link in reply.links:
@@ -161,14 +168,12 @@ class RelayServer:
                 content.append(types.ImageContent(type="image", data=link.inline_b64, mime_type=mime))
             elif link.inline_b64 is not None and mime.startswith("audio/"):
                 content.append(types.AudioContent(type="audio", data=link.inline_b64, mime_type=mime))
-        return types.CallToolResult(
-            content=content, structured_content=reply.structured, is_error=False, _meta=reply.meta
-        )
+        return types.CallToolResult(content=content, structured_content=structured, is_error=False, _meta=reply.meta)
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=prompts_for(self.tools))
+        return types.ListPromptsResult(prompts=prompts_for(self.tools, self.upstream))
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams

@@ -66,6 +66,10 @@ async def test_doctor_reports_a_default_model_the_endpoint_does_not_list(world: 
     diagnosis = await world.backend(GEMINI_DEFAULT_MODEL="gemini-0-nonexistent").diagnose()
     failed = [c for c in diagnosis.checks if not c.ok]
     assert [c.name for c in failed] == ["default model"]
+    assert failed[0].detail == (
+        "gemini-0-nonexistent is not in the endpoint's model list: set GEMINI_DEFAULT_MODEL to a model gemini-models "
+        "lists"
+    )
 
 
 async def test_a_stopped_emulator_is_unreachable_for_the_doctor(world: ApiWorld) -> None:

@@ -35,6 +35,12 @@ ENTRY = BackendEntry(
     always_diagnosed=True,
     env_prefixes=("AGY_",),
     env_keys=CHILD_ENV_KEYS,
+    makes_images=True,
+    web_search="agy's own web search",
+    guide=(
+        "On agy, `sandbox` is forwarded but does not isolate the agent's tools, and the non-Gemini models (Claude, "
+        "GPT-OSS) draw on a quota group of their own (gemini-doctor shows the quota)."
+    ),
 )
 
 __all__ = ["ENTRY", "NAME"]

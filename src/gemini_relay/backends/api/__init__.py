@@ -42,6 +42,13 @@ ENTRY = BackendEntry(
     absent="no API key is set",
     preference=30,
     fallback_model="gemini-2.5-flash",
+    agent=False,
+    web_search="the Gemini API's Google Search grounding",
+    guide=(
+        "The api backend runs no agent: the model does not read the project itself (send files along with @path), "
+        "never edits files, and ignores agent, sandbox, skipPermissions, addDirs and allowSlashCommands (each with a "
+        "notice)."
+    ),
 )
 
 __all__ = [

@@ -11,6 +11,7 @@ from google.genai import version as genai_version
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.common import Check, Diagnosis, resolve_model
 from gemini_relay.backends.api.failures import TRANSPORT_ERRORS, from_api_error, from_transport_error
+from gemini_relay.backends.api.settings import DEFAULT_MODEL_ENV
 from gemini_relay.backends.models import GEMINI_MODELS, Catalog, ModelInfo
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed
 
@@ -58,7 +59,9 @@ async def diagnose(env: Mapping[str, str], default_model: str | None) -> Diagnos
     if model in ids:
         checks.append(Check("default model", True, f"{model} is listed"))
     else:
-        checks.append(Check("default model", False, f"{model} is not in the endpoint's model list; see gemini-models"))
+        chosen = "" if default_model else " (the built-in default)"
+        fix = f"set {DEFAULT_MODEL_ENV} to a model gemini-models lists"
+        checks.append(Check("default model", False, f"{model}{chosen} is not in the endpoint's model list: {fix}"))
     return Diagnosis(tuple(checks))
 
 

@@ -11,6 +11,7 @@ from gemini_relay.core.vocabulary import BackendName
 
 NAME = BackendName("api")
 API_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+DEFAULT_MODEL_ENV = "GEMINI_DEFAULT_MODEL"  # the model a call that names none runs on
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class ApiSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ApiSettings:
-        return cls(default_model=text_setting(env, "GEMINI_DEFAULT_MODEL"))
+        return cls(default_model=text_setting(env, DEFAULT_MODEL_ENV))
 
 
 def has_api_key(env: Mapping[str, str]) -> bool:

@@ -33,6 +33,7 @@ ENTRY = BackendEntry(
     default_choice=True,
     fallback_model="gemini-2.5-flash",
     always_diagnosed=True,
+    web_search="the Gemini CLI's google_web_search tool",
 )
 
 __all__ = ["ENTRY", "NAME"]

@@ -150,11 +150,14 @@ class Link:
 @dataclass(frozen=True)
 class Reply:
     """A tool's successful answer: one text block, plus optional `_meta` and `structuredContent` for clients that
-    read data, and the files the run wrote: `files` as plain paths, `links` with their type and size (each becomes
-    a resource_link block)."""
+    read data (the server puts the model's view of the reply first in it: model_view.py), and the files the run
+    wrote: `files` as plain paths, `links` with their type and size (each becomes a resource_link block)."""
 
     text: str
     meta: dict[str, Any] | None = None
     structured: dict[str, Any] | None = None
     files: tuple[Path, ...] = ()
     links: tuple[Link, ...] = ()
+    # structuredContent's `text` when it is not the text block: the text less a part `structured` holds whole (a
+    # finished job's answer is its `result`), so the model does not read it twice (model_view.py).
+    model_text: str | None = None

@@ -11,12 +11,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from gemini_relay.backends.entry import BackendEntry
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
 M = TypeVar("M", bound=ToolInput)
+# A text that says something of the active backend: written for it (the instructions name no other backend).
+Wording = str | Callable[[BackendEntry], str]
+
+
+def worded(text: Wording, upstream: BackendEntry) -> str:
+    return text if isinstance(text, str) else text(upstream)
 
 
 @dataclass(frozen=True)
@@ -24,14 +31,14 @@ class When:
     """The tool's line under "Which tool when:" in the server instructions; lines stand in `order`, lowest first."""
 
     order: int
-    text: str
+    text: Wording
 
 
 @dataclass(frozen=True)
 class ToolDef(Generic[M]):
     name: str
     toolset: Toolset | None  # the toolset that brings it (GEMINI_RELAY_TOOLSETS); None: one of the default tools
-    description: str
+    description: Wording  # tools/list's; what it says of the backend is true of the active one
     input_model: type[M]  # validates the arguments; its wire schema is the inputSchema clients see
     handler: Callable[[Deps, M, CallProgress], Awaitable[Reply]]
     # Annotations: honest hints about side effects.
@@ -45,6 +52,9 @@ class ToolDef(Generic[M]):
     note: str = ""  # a paragraph the instructions end with while the tool is registered
     answers_at_once: bool = False  # never worth a task: the call returns before any run ends (gemini-run)
     test_only: bool = False  # registered only with GEMINI_MCP_TEST_TOOLS, after every toolset
+
+    def description_for(self, upstream: BackendEntry) -> str:
+        return worded(self.description, upstream)
 
     @property
     def task_support(self) -> bool:

@@ -48,7 +48,7 @@ class PromptOptions(ToolInput):
     model: str | None = Field(
         None,
         description="Model id from gemini-models, or the aliases 'flash' and 'pro'. Unset: the backend's default "
-        "(GEMINI_DEFAULT_MODEL / AGY_DEFAULT_MODEL, else the CLI's own choice).",
+        "(gemini-models names it).",
     )
     effort: Effort | None = Field(None, description="Reasoning effort: 'low', 'medium' or 'high'.")
     mode: Mode | None = Field(
@@ -64,14 +64,15 @@ class PromptOptions(ToolInput):
     )
     agent: str | None = Field(None, description="A custom agent (agent.md persona) to run instead of the default.")
     allow_slash_commands: bool = Field(
-        False, description="Let a prompt starting with '/' expand as a CLI command or skill instead of going verbatim."
+        False,
+        description="Let a prompt starting with '/' expand as the agent's command or skill instead of going verbatim.",
     )
     skip_permissions: bool = Field(
-        False, description="Let the agent run every tool without approval (agy --dangerously-skip-permissions / yolo)."
+        False, description="Let the agent run every tool without asking for approval (its yolo mode)."
     )
     include_usage: bool = Field(False, description="Append token usage. Ignored with jsonSchema (the body stays JSON).")
     sandbox: bool = Field(
-        False, description="Ask the CLI to run tools in its sandbox (agy forwards it but does not isolate)."
+        False, description="Ask the agent to run its tools in a sandbox (the instructions say where it does not)."
     )
     change_mode: bool = Field(
         False, description="Return structured edit suggestions (file, exact old text, new text) a client can apply."

@@ -1,9 +1,11 @@
 """The `outputSchema` of each data tool and the `structuredContent` builders that satisfy them.
 
-The text block stays in every reply, for clients that read only text; structuredContent carries the same data.
-Tools whose structured part is optional per call (gemini-ask's jsonSchema answers and usage, gemini-plan's usage)
-declare no outputSchema, because a declared schema obliges every successful answer to carry structured content;
-their structured content follows ANSWER_SCHEMA.
+The text block stays in every reply, for people and for clients that read only text; structuredContent carries the
+data — and, first, `text`: the reply as the calling model must see it (model_view.py says why; the server fills it).
+Every schema here is built by `reply_schema`, which declares that field, so no data tool can leave it out.
+Tools whose structured part is optional per call (gemini-ask's jsonSchema answers and usage, gemini-plan's usage, a
+media generation) declare no outputSchema, because a declared schema obliges every successful answer to carry
+structured content; their structured content follows ANSWER_SCHEMA and MEDIA.
 """
 
 from __future__ import annotations
@@ -12,11 +14,18 @@ from dataclasses import asdict
 from typing import Any
 
 from gemini_relay.core.events import Usage
+from gemini_relay.tools.common.model_view import TEXT
 
 _STR = {"type": "string"}
 _INT = {"type": "integer", "minimum": 0}
 _STRS = {"type": "array", "items": _STR}
 _NULLABLE_STR = {"type": ["string", "null"]}
+
+
+def reply_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An object schema of `properties` with `text` first: the model's view of the reply (model_view.py)."""
+    return {"type": "object", "properties": {"text": TEXT, **properties}, "required": ["text", *required]}
+
 
 USAGE = {
     "type": "object",
@@ -49,21 +58,15 @@ _JOB_PROPERTIES: dict[str, Any] = {
     "turns": {"type": "integer"},
     "notices": _STRS,
     "structured_output": {},
+    "files": _STRS,
     "note": _STR,
+    "next": _STR,
 }
-JOB_STATUS: dict[str, Any] = {
-    "type": "object",
-    "properties": _JOB_PROPERTIES,
-    "required": ["job_id", "state", "elapsed", "tool", "backend"],
-}
-JOB_STARTED: dict[str, Any] = {  # gemini-run: the new job (or, for a matched idempotencyKey, its status)
-    "type": "object",
-    "properties": {**_JOB_PROPERTIES, "next": _STR},
-    "required": ["job_id", "state"],
-}
-JOB_LIST: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+JOB_STATUS: dict[str, Any] = reply_schema(_JOB_PROPERTIES, ["job_id", "state", "elapsed", "tool", "backend"])
+# gemini-run: the new job (or, for a matched idempotencyKey, its status)
+JOB_STARTED: dict[str, Any] = reply_schema(_JOB_PROPERTIES, ["job_id", "state"])
+JOB_LIST: dict[str, Any] = reply_schema(
+    {
         "jobs": {
             "type": "array",
             "items": {
@@ -74,11 +77,10 @@ JOB_LIST: dict[str, Any] = {
         },
         "count": _INT,
     },
-    "required": ["jobs", "count"],
-}
-ASSESSMENT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+    ["jobs", "count"],
+)
+ASSESSMENT: dict[str, Any] = reply_schema(
+    {
         "diffSource": {"enum": ["uncommitted", "branch"]},
         "base": _NULLABLE_STR,
         "diffStat": {
@@ -102,16 +104,11 @@ ASSESSMENT: dict[str, Any] = {
         },
         "resolvedCwd": _STR,
     },
-    "required": ["diffSource", "diffStat", "changedFiles", "complexity", "diffKind", "suggestions"],
-}
-MODELS: dict[str, Any] = {
-    "type": "object",
-    "properties": {"backend": _STR, "lines": _STRS, "notices": _STRS},
-    "required": ["backend", "lines", "notices"],
-}
-CONVERSATIONS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+    ["diffSource", "diffStat", "changedFiles", "complexity", "diffKind", "suggestions"],
+)
+MODELS: dict[str, Any] = reply_schema({"backend": _STR, "notices": _STRS}, ["backend", "notices"])
+CONVERSATIONS: dict[str, Any] = reply_schema(
+    {
         "source": _STR,
         "conversations": {
             "type": "array",
@@ -123,11 +120,10 @@ CONVERSATIONS: dict[str, Any] = {
         },
         "notices": _STRS,
     },
-    "required": ["source", "conversations", "notices"],
-}
-DOCTOR: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+    ["source", "conversations", "notices"],
+)
+DOCTOR: dict[str, Any] = reply_schema(
+    {
         "version": _STR,
         "python": _STR,
         "os": _STR,
@@ -140,29 +136,70 @@ DOCTOR: dict[str, Any] = {
         "ready": {"type": "boolean"},
         "problems": _STRS,
     },
-    "required": ["version", "activeBackend", "sections", "ready", "problems"],
-}
-STRUCTURED: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "value": {"description": "The JSON answer; it validates against the call's own schema."},
+    ["version", "activeBackend", "sections", "ready", "problems"],
+)
+_VALUE = {"description": "The JSON answer; it validates against the call's own schema."}
+STRUCTURED: dict[str, Any] = reply_schema(
+    {
+        "value": _VALUE,
         "repaired": {"type": "boolean"},
         "model": _NULLABLE_STR,
+        "conversationId": _STR,
+        "notices": _STRS,
     },
-    "required": ["value", "repaired"],
+    ["value", "repaired"],
+)
+# gemini-ask / gemini-plan, when the call asked for data (not declared)
+ANSWER_SCHEMA: dict[str, Any] = reply_schema({"value": _VALUE, "usage": USAGE, "conversationId": _STR}, [])
+_MEDIA_PROPERTIES: dict[str, Any] = {
+    "job_id": _STR,
+    "state": _JOB_PROPERTIES["state"],
+    "files": _STRS,
+    "path": _STR,
+    "model": _NULLABLE_STR,
+    "usage": USAGE,
+    "notices": _STRS,
+    "next": _STR,
 }
-ANSWER_SCHEMA: dict[str, Any] = {  # gemini-ask / gemini-plan, when the call asked for data (not declared)
-    "type": "object",
-    "properties": {"value": STRUCTURED["properties"]["value"], "usage": USAGE},
-    "minProperties": 1,
-}
+MEDIA: dict[str, Any] = reply_schema(_MEDIA_PROPERTIES, [])  # a generation: its files, or the job to collect
+USAGE_REPORT: dict[str, Any] = reply_schema(
+    {
+        "calls": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "job_id": _STR,
+                    "tool": _STR,
+                    "model": _STR,
+                    "input_tokens": _INT,
+                    "output_tokens": _INT,
+                    "estimated_usd": {"type": ["number", "null"]},
+                },
+                "required": ["job_id", "tool", "model", "input_tokens", "output_tokens", "estimated_usd"],
+            },
+        },
+        "input_tokens": _INT,
+        "output_tokens": _INT,
+        "estimated_usd": {"type": "number"},
+        "unpriced_calls": _INT,
+        "rate_card": {"type": "object", "properties": {"as_of": _STR, "source": _STR}},
+        "note": _STR,
+    },
+    ["calls", "input_tokens", "output_tokens", "estimated_usd", "unpriced_calls"],
+)
 
 
-def answer_data(*, value: Any = None, has_value: bool = False, usage: Usage | None = None) -> dict[str, Any] | None:
-    """gemini-ask's / gemini-plan's structured part: the jsonSchema answer and/or the usage; None when neither."""
+def answer_data(
+    *, value: Any = None, has_value: bool = False, usage: Usage | None = None, conversation_id: str | None = None
+) -> dict[str, Any] | None:
+    """gemini-ask's / gemini-plan's structured part: the jsonSchema answer and/or the usage (with the conversation
+    the model continues); None when the call asked for neither, so a plain answer reaches the model as its text."""
     data: dict[str, Any] = {}
     if has_value:
         data["value"] = value
     if usage is not None:
         data["usage"] = asdict(usage)
+    if data and conversation_id:
+        data["conversationId"] = conversation_id
     return data or None

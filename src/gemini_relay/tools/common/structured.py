@@ -35,6 +35,7 @@ class StructuredAnswer:
     notices: tuple[str, ...]
     repaired: bool
     model: str | None
+    conversation_id: str | None  # the thread the answer came from (the text carries none: it is the JSON alone)
 
 
 async def run_structured(
@@ -45,7 +46,7 @@ async def run_structured(
     first = await run_prompt(deps, call, replace(request, json_schema=schema))
     value, text, problems = _check(validator, first.outcome)
     if not problems:
-        return StructuredAnswer(value, text, first.notices, False, _model(first))
+        return StructuredAnswer(value, text, first.notices, False, _model(first), first.outcome.conversation_id)
     thread = first.outcome.conversation_id
     retry = replace(
         request,
@@ -62,7 +63,8 @@ async def run_structured(
     if problems:
         raise StructuredOutputError(failure_text(problems, text))
     notices = tuple(dict.fromkeys(first.notices + second.notices))
-    return StructuredAnswer(value, text, notices, True, _model(second))
+    thread = second.outcome.conversation_id or thread
+    return StructuredAnswer(value, text, notices, True, _model(second), thread)
 
 
 def _check(validator: Validator, outcome: RunResult) -> tuple[Any, str, list[str]]:

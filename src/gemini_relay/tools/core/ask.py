@@ -78,7 +78,7 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         notices = answer.notices
         if args.max_response_length is not None:
             notices += ("maxResponseLength does not apply to a jsonSchema answer; it was ignored.",)
-        data = answer_data(value=answer.value, has_value=True)
+        data = answer_data(value=answer.value, has_value=True, conversation_id=answer.conversation_id)
         return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{answer.text}"), structured=data)
     result = await run_prompt(deps, call, request)
     outcome = result.outcome
@@ -91,7 +91,7 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         usage=outcome.usage if args.include_usage else None,
     )
     reply = paginate(deps, text)
-    data = answer_data(usage=outcome.usage) if args.include_usage else None
+    data = answer_data(usage=outcome.usage, conversation_id=outcome.conversation_id) if args.include_usage else None
     return replace(reply, structured=data) if data else reply
 
 

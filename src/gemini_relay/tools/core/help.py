@@ -1,4 +1,4 @@
-"""gemini-help: the active backend CLI's --help; no token is spent."""
+"""gemini-help: the active backend's help (a CLI's --help); no token is spent."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ async def help_(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
 TOOL = ToolDef(
     name="gemini-help",
     toolset=None,
-    description="Show the active backend CLI's --help.",
+    description=lambda upstream: (
+        f"Show the {upstream.title}'s --help." if upstream.agent else f"Show what the {upstream.label} takes."
+    ),
     input_model=EmptyInput,
     handler=help_,
     read_only=True,
     idempotent=True,
     open_world=False,
-    prompt_description="Receive CLI help information for the active Gemini backend.",
+    prompt_description="Receive help information for the active Gemini backend.",
 )

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
 from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES, IMAGE_SUFFIXES, ImageRequest
 from gemini_relay.config import Settings
+from gemini_relay.core.files import ignored_by_git
 from gemini_relay.core.spec import MediaRequest
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
@@ -64,7 +66,11 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     path = saved.path.resolve()
     _record_file(deps, result.record.run_id, path)
     body = f"![{_alt(args.prompt)}]({path.as_uri()})\n\nSaved to: {path}"
-    return Reply(with_notices([*result.notices, *saved.notices], body), {"path": str(path)}, files=(path,))
+    notices = [*result.notices, *saved.notices]
+    data: dict[str, Any] = {"path": str(path), "files": [str(path)], "model": result.record.model}
+    if notices:
+        data["notices"] = list(dict.fromkeys(notices))
+    return Reply(with_notices(notices, body), {"path": str(path)}, structured=data, files=(path,))
 
 
 def _record_file(deps: Deps, job_id: str, path: Path) -> None:
@@ -87,7 +93,8 @@ def jail_destination(
     """The default folder, realpath-resolved, once the destination is known to stay inside the project root.
 
     A configured GEMINI_RELAY_IMAGE_DIR is the operator's choice and may lie anywhere; the built-in default
-    folder and every outputPath must resolve (through symlinks) inside the root.
+    folder and every outputPath must resolve (through symlinks) inside the root. The built-in folder ignores
+    itself (a `.gitignore` of `*`), so a generated image never shows in `git status` or gemini-assess.
 
     Raises:
         InputError: outputPath, or the built-in default folder, resolves outside the root.
@@ -108,12 +115,14 @@ def jail_destination(
             check_destination(target.parent, target.name, "outputPath", room=0 if suffixed else SUFFIX_ROOM)
         return default_dir
     real_default = Path(os.path.realpath(default_dir))
-    if settings.image_dir is None and not _inside(real_default, real_root):
+    if settings.image_dir is not None:
+        return real_default
+    if not _inside(real_default, real_root):
         raise InputError(
             f"The default image folder {default_dir} resolves outside the project root ({real_root}); nothing was "
             "generated. Pass outputPath, or set GEMINI_RELAY_IMAGE_DIR to choose a folder on purpose."
         )
-    return real_default
+    return ignored_by_git(real_default)  # the built-in folder stays out of the diff
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -155,13 +164,21 @@ async def image_api(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
 TOOL = ToolDef(
     name="gemini-image",
     toolset=None,
-    description=(
-        "Generate an image and save it inside the project (or the relay's output folder); answers with a markdown "
-        "file:/// embed and the absolute path. Needs the agy or Gemini API backend."
+    description=lambda upstream: (
+        "Generate an image and save it (at outputPath inside the project, or in the relay's output folder); answers "
+        "with a markdown file:/// embed and the absolute path. "
+        + (
+            "agy's own image tool makes it."
+            if upstream.makes_images
+            else "The Gemini API makes it: it needs GEMINI_API_KEY (or GOOGLE_API_KEY)."
+        )
     ),
     input_model=ImageInput,
     handler=image,
     read_only=False,
     prompt_description="Generate an image with Gemini and save it to a file.",
-    when=When(40, "an image file (agy backend)"),
+    when=When(
+        40,
+        lambda upstream: "an image file" + ("" if upstream.makes_images else ", made by the Gemini API (an API key)"),
+    ),
 )

@@ -12,7 +12,7 @@ from gemini_relay.tools.common.progress import CallProgress
 
 async def models(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     listing = await deps.registry.models().model_listing()
-    data = {"backend": deps.selection().backend, "lines": listing.lines, "notices": listing.notices}
+    data = {"backend": deps.selection().backend, "notices": listing.notices}  # the listing itself is the text
     return Reply(with_notices(listing.notices, "\n".join(listing.lines)), structured=data)
 
 

@@ -13,7 +13,8 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.jobs.manager import as_json, job_manager
+from gemini_relay.tools.jobs.manager import job_manager
+from gemini_relay.tools.jobs.views import list_reply
 
 PREVIEW_CHARS = 200
 
@@ -34,7 +35,7 @@ async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
             item["preview"] = row.text[:PREVIEW_CHARS]
         listed.append(item)
     data = {"jobs": listed, "count": len(listed)}
-    return Reply(as_json(data), structured=data)
+    return list_reply(data, args.state)
 
 
 TOOL = ToolDef(

@@ -1,9 +1,6 @@
-"""What the jobs tools share: the job manager (there is none without a state dir) and the JSON their replies carry."""
+"""What the jobs tools share: the job manager (there is none without a state dir)."""
 
 from __future__ import annotations
-
-import json
-from typing import Any
 
 from gemini_relay.errors import InputError
 from gemini_relay.jobs.host.attach import HostedJobManager
@@ -14,7 +11,3 @@ def job_manager(deps: Deps) -> HostedJobManager:
     if deps.jobs is None:
         raise InputError("Jobs are not available: this server runs without a state dir")
     return deps.jobs
-
-
-def as_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2)

@@ -19,7 +19,8 @@ from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import PromptOptions
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import inline_notices, parse_schema
-from gemini_relay.tools.jobs.manager import as_json, job_manager
+from gemini_relay.tools.jobs.manager import job_manager
+from gemini_relay.tools.jobs.views import collect_hint, started_reply, status_reply
 
 CONVERSATION_ID_WAIT = 2.0  # agy names the conversation ~1 s after start; the Gemini CLI's is known at once
 
@@ -53,8 +54,8 @@ class RunInput(PromptOptions):
     )
     priority: Literal["normal", "optional"] = Field(
         "normal",
-        description="'optional' yields to quota: refused before starting when the model's agy quota group is low, "
-        "critical or exhausted.",
+        description="'optional' yields to quota: refused before starting when the backend reports the model's quota "
+        "group low, critical or exhausted.",
     )
 
 
@@ -101,7 +102,9 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     if record.reused_job:
         status = runner.status(record.run_id)
         matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}
-        return Reply(as_json(matched), structured=matched)
+        if not status.state.terminal:
+            matched["note"] += "; " + collect_hint(record.run_id)
+        return status_reply(matched)
     assert deps.background is not None
     deps.background.start_soon(deps.run_detached, record)
     status = await runner.wait(
@@ -113,8 +116,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     notices = [*ignored, *inline_notices(inlined)]
     if notices:
         reply["notices"] = notices
-    reply["next"] = f'Collect it with gemini-wait {{"jobId": "{record.run_id}"}} or gemini-status.'
-    return Reply(as_json(reply), structured=reply)
+    reply["next"] = collect_hint(record.run_id)
+    return started_reply(reply)
 
 
 TOOL = ToolDef(

@@ -10,7 +10,8 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.jobs.manager import as_json, job_manager
+from gemini_relay.tools.jobs.manager import job_manager
+from gemini_relay.tools.jobs.views import status_reply
 
 
 class StatusInput(ToolInput):
@@ -18,8 +19,11 @@ class StatusInput(ToolInput):
 
 
 async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
-    data = (await job_manager(deps).collect(args.job_id)).to_json()
-    return Reply(as_json(data), structured=data)
+    result = await job_manager(deps).collect(args.job_id)
+    data = result.to_json()
+    if not result.state.terminal:
+        data["next"] = f'Still {result.state.value}: gemini-wait {{"jobId": "{args.job_id}"}} blocks until it ends.'
+    return status_reply(data)
 
 
 TOOL = ToolDef(

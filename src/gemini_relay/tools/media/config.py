@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES
 from gemini_relay.config import Settings
+from gemini_relay.core.files import ignored_by_git
 from gemini_relay.errors import ConfigError, InputError
 from gemini_relay.tools.common.path_args import check_destination
 
@@ -57,7 +58,8 @@ class MediaConfig:
     def output_dir(
         self, raw: str | None, field: str = "outputDir", shown: str | None = None, room: int = GENERATED_NAME_BYTES
     ) -> Path:
-        """Where this call writes: `outputDir` (inside the project root or the media folder), else the media folder.
+        """Where this call writes: `outputDir` (inside the project root or the media folder), else the media folder
+        (the default one ignored by git, so nothing generated shows in `git status` or a review).
         `room`: the bytes the names written there take (the relay's generated names by default).
 
         Raises:
@@ -65,12 +67,14 @@ class MediaConfig:
                 or a file named there would pass PATH_MAX.
         """
         if raw is None or not raw.strip():
-            if not self.out_dir_chosen and not _inside(self.out_dir, self.root):
+            if self.out_dir_chosen:
+                return self.out_dir
+            if not _inside(self.out_dir, self.root):
                 raise InputError(
                     f"The default media folder {self.out_dir} resolves outside the project root "
                     f"({self.root}); set GEMINI_RELAY_MEDIA_DIR to choose one on purpose."
                 )
-            return self.out_dir
+            return ignored_by_git(self.out_dir)  # generated files stay out of the diff
         target = Path(os.path.realpath(self.root / Path(raw.strip()).expanduser()))
         if not (_inside(target, self.root) or _inside(target, self.out_dir)):
             raise InputError(

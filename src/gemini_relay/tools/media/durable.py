@@ -104,7 +104,10 @@ def _pending(job_id: str, state: str, reused: bool, auto: bool, controls: Contro
         "even if nobody collects them."
     )
     note = "Started as a job" if controls.async_ else f"Still {state} after {controls.max_wait_ms} ms"
-    return Reply(f"{note}.\n\n" + json.dumps(data, indent=2), data)
+    again = {"reused": " (the job of this idempotencyKey)", "merged": " (an identical call's, in flight)"}
+    shared = next((again[key] for key in again if data.get(key)), "")
+    text = f"{note}: job `{job_id}` ({state}){shared}.\n\nNext: {data['next']}"
+    return Reply(text, data, structured=data)
 
 
 def media_reply(
@@ -116,7 +119,8 @@ def media_reply(
     merged: bool = False,
     extra: dict[str, Any] | None = None,
 ) -> Reply:
-    """The files as absolute paths, `file:///` markdown embeds and resource links; the facts as JSON after them."""
+    """The files as absolute paths, `file:///` markdown embeds and resource links, then a line of facts; the facts
+    as data (structuredContent, and `_meta` as before)."""
     result.raise_for_failure()
     info: dict[str, Any] = result.structured_output if isinstance(result.structured_output, dict) else {}
     links: list[Link] = []
@@ -135,7 +139,10 @@ def media_reply(
             else f"[{path.name}]({path.as_uri()})"
         )
         lines.append(f"{embed}\n\nSaved to: {path}")
-    data: dict[str, Any] = {"job_id": job_id, "files": list(result.files), "model": info.get("model"), **(extra or {})}
+    data: dict[str, Any] = {"job_id": job_id, "state": "done", "files": list(result.files), "model": info.get("model")}
+    if len(result.files) == 1:
+        data["path"] = result.files[0]
+    data.update(extra or {})
     for key in ("interaction_id", "chain_recovered", "continued_from_sidecar"):
         if info.get(key):
             data[key] = info[key]
@@ -145,8 +152,27 @@ def media_reply(
         data["merged"] = True
     if result.usage is not None:
         data["usage"] = {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens}
-    body = "\n\n".join(lines)
+    if result.notices:
+        data["notices"] = list(dict.fromkeys(result.notices))
+    if data.get("interaction_id"):
+        data["next"] = f'Refine it with previousInteractionId "{data["interaction_id"]}" (or continueLast: true).'
     if info.get("text"):
-        body += f"\n\nGemini said: {info['text']}"
-    body += "\n\n" + json.dumps(data, indent=2, ensure_ascii=False)
-    return Reply(with_notices(result.notices, body), data, links=tuple(links))
+        lines.append(f"Gemini said: {info['text']}")
+    lines.append(_facts(data))
+    return Reply(with_notices(result.notices, "\n\n".join(lines)), data, structured=data, links=tuple(links))
+
+
+def _facts(data: dict[str, Any]) -> str:
+    """One line of what a person may want besides the files: the model, the job, the tokens, a reuse."""
+    facts = [f"Model: {data['model']}"] if data.get("model") else []
+    facts.append(f"job `{data['job_id']}`")
+    usage = data.get("usage")
+    if usage:
+        facts.append(f"📊 [Tokens: {usage['input_tokens']} in, {usage['output_tokens']} out]")
+    if data.get("reused"):
+        facts.append("the recorded result of this idempotencyKey (not billed again)")
+    if data.get("merged"):
+        facts.append("shared with an identical call in flight (billed once)")
+    recovered = ("chain_recovered", "continued_from_sidecar")
+    facts += [f"{key}: {json.dumps(data[key], ensure_ascii=False)}" for key in recovered if key in data]
+    return " · ".join(facts) + (f"\n\nNext: {data['next']}" if data.get("next") else "")

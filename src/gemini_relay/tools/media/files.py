@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,10 +28,6 @@ class FilesInput(ToolInput):
     limit: int = Field(50, ge=1, le=500, description="list: at most this many files.")
 
 
-def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
-
-
 async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
     maker = deps.registry.media()
     maker.media_ready()  # no credentials: say how to set them before anything else
@@ -49,7 +44,8 @@ async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
             }
             for f in found
         ]
-        return Reply(_json({"files": rows, "count": len(rows)}))
+        listed = {"files": rows, "count": len(rows)}
+        return Reply(_file_table(rows), structured=listed)
     if args.action == "delete":
         if not args.name:
             raise InputError("delete needs the files/<id> to delete", field="name")
@@ -76,7 +72,23 @@ async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
         "size_bytes": uploaded.size_bytes,
         "expires": uploaded.expires,
     }
-    return Reply(_json({**data, "next": f'Pass it as imagesFileUris: ["{uploaded.name}"] (kept ~48 h).'}), data)
+    data["next"] = f'Pass it as imagesFileUris: ["{uploaded.name}"] (kept ~48 h).'
+    size = f", {uploaded.size_bytes} bytes" if uploaded.size_bytes is not None else ""
+    expires = f", expires {uploaded.expires}" if uploaded.expires else ""
+    text = f"Uploaded `{uploaded.name}` ({uploaded.mime_type}{size}{expires}).\n\nNext: {data['next']}"
+    return Reply(text, data, structured=data)
+
+
+def _file_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No files are uploaded under this API key."
+    lines = ["| file | type | bytes | expires | name |", "|---|---|---|---|---|"]
+    lines += [
+        f"| `{r['name']}` | {r['mime_type']} | {r['size_bytes'] if r['size_bytes'] is not None else '—'} | "
+        f"{r['expires'] or '—'} | {r['display_name'] or '—'} |"
+        for r in rows
+    ]
+    return "\n".join([*lines, "", f"{len(rows)} file(s). Pass one as imagesFileUris, or delete it (confirm: true)."])
 
 
 TOOL = ToolDef(

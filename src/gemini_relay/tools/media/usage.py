@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from gemini_relay.content.rate_card import Usage as CostUsage
 from gemini_relay.content.rate_card import estimate_cost, load_rate_card
 from gemini_relay.core.vocabulary import RunState, Toolset
 from gemini_relay.errors import InputError
+from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
@@ -19,10 +19,6 @@ DEFAULT_VIDEO_SECONDS = 8  # Veo's default clip length, when the call did not na
 
 class UsageInput(ToolInput):
     pass
-
-
-def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 async def usage(deps: Deps, args: UsageInput, call: CallProgress) -> Reply:
@@ -78,7 +74,33 @@ async def usage(deps: Deps, args: UsageInput, call: CallProgress) -> Reply:
         "rate_card": {"as_of": card.as_of, "source": card.source},
         "note": "An estimate from a dated rate card (GEMINI_RATE_CARD overrides it); the API has no balance to read.",
     }
-    return Reply(_json(data), data)
+    return Reply(_markdown(data), data, structured=data)
+
+
+def _markdown(data: dict[str, Any]) -> str:
+    """The total first, then a row per call; a call whose model is not on the card says how to price it."""
+    calls: list[dict[str, Any]] = data["calls"]
+    card = data["rate_card"]
+    plural = "s" if len(calls) != 1 else ""
+    head = (
+        f"**Gemini API usage**: ≈ ${_usd(data['estimated_usd'])} for {len(calls)} call{plural} · "
+        f"{data['input_tokens']} in / {data['output_tokens']} out tokens · rate card of {card['as_of']}"
+    )
+    if not calls:
+        return f"{head}\n\nNo finished generations are recorded yet.\n\n{data['note']}"
+    rows = ["| job | tool | model | in | out | ≈ USD |", "|---|---|---|---|---|---|"]
+    rows += [
+        f"| `{c['job_id']}` | {c['tool']} | {c['model']} | {c['input_tokens']} | {c['output_tokens']} | "
+        f"{'not priced' if c['estimated_usd'] is None else _usd(c['estimated_usd'])} |"
+        for c in calls
+    ]
+    parts = [head, "\n".join(rows)]
+    if data["unpriced_calls"]:
+        parts.append(
+            f"{data['unpriced_calls']} call(s) not priced: their model is not on the rate card (agy's non-Gemini "
+            "models are billed by the Antigravity plan, not per token); GEMINI_RATE_CARD can name a card that does."
+        )
+    return "\n\n".join([*parts, data["note"]])
 
 
 TOOL = ToolDef(
@@ -94,4 +116,10 @@ TOOL = ToolDef(
     read_only=True,
     open_world=False,
     prompt_description="Show Gemini token usage and estimated cost.",
+    output_schema=out.USAGE_REPORT,
 )
+
+
+def _usd(amount: float) -> str:
+    """0.000039, not 3.9e-05: a person reads dollars in decimals."""
+    return f"{amount:.6f}".rstrip("0").rstrip(".") or "0"

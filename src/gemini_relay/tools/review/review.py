@@ -35,8 +35,8 @@ class ReviewInput(DiffInput):
     focus: str | None = Field(None, description="What to pay special attention to, e.g. 'security' or 'error paths'.")
     depth: Depth | None = Field(
         None,
-        description="'scan': the diff only; 'focused': the diff plus the changed files; 'deep' (default): agentic, "
-        "follows imports and tests and reads AGENTS.md/GEMINI.md. All read-only. Run gemini-assess to choose.",
+        description="'scan', 'focused' or 'deep' (the default): how much beyond the diff the review reads, as the "
+        "tool's description says. All read-only. Run gemini-assess to choose.",
     )
     quick: bool | None = Field(
         None, description="Deprecated: true means depth 'scan', false means 'deep'. depth wins when both are set."
@@ -138,11 +138,16 @@ def _title(depth: ReviewDepth, spec: DiffSpec, stat: DiffStat, *, partial: bool 
 TOOL = ToolDef(
     name="gemini-review",
     toolset=Toolset.REVIEW,
-    description=(
+    description=lambda upstream: (
         "Code review of a git diff by Gemini, read-only, at a chosen depth: 'scan' (the diff only, ~30 s), "
-        "'focused' (the diff plus the changed files), 'deep' (agentic: follows imports and tests, reads AGENTS.md/"
-        "GEMINI.md; the default). Timeouts scale with depth and changed files; a timed-out review returns its "
-        "partial findings. Uncommitted work by default, or base...HEAD. Use gemini-assess first to pick a depth."
+        + (
+            "'focused' (the diff plus the changed files), 'deep' (agentic: follows imports and tests, reads "
+            "AGENTS.md/GEMINI.md; the default)"
+            if upstream.agent
+            else "'focused' and 'deep' (the default; here the model reads no files itself, so they see the diff too)"
+        )
+        + ". Timeouts scale with depth and changed files; a timed-out review returns its partial findings. "
+        "Uncommitted work by default, or base...HEAD. Use gemini-assess first to pick a depth."
     ),
     input_model=ReviewInput,
     handler=review,

@@ -52,9 +52,8 @@ async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
 TOOL = ToolDef(
     name="gemini-search",
     toolset=Toolset.REVIEW,
-    description=(
-        "Answer a question from a live web search (the Gemini CLI's google_web_search; agy's own search), with "
-        "the source URLs listed. Read-only."
+    description=lambda upstream: (
+        f"Answer a question from a live web search ({upstream.web_search}), with the source URLs listed. Read-only."
     ),
     input_model=SearchInput,
     handler=search,

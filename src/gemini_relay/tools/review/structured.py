@@ -53,10 +53,12 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
         explicit=frozenset(args.model_fields_set),
     )
     answer = await run_structured(deps, call, request, schema)
-    notices = [n for n in answer.notices if not n.startswith(_TRANSPORT_NOTICE)]
+    notices = list(dict.fromkeys(n for n in answer.notices if not n.startswith(_TRANSPORT_NOTICE)))
     lines = [f"⚠️ {n}" for n in dict.fromkeys(notices)]
     body = "\n".join(lines) + "\n\n" + answer.text if lines else answer.text
-    data = {"value": answer.value, "repaired": answer.repaired, "model": answer.model}
+    data = {"value": answer.value, "repaired": answer.repaired, "model": answer.model, "notices": notices}
+    if answer.conversation_id:
+        data["conversationId"] = answer.conversation_id
     return Reply(body, {"structured": True, "repaired": answer.repaired, "model": answer.model}, structured=data)
 
 
