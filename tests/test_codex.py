@@ -125,12 +125,6 @@ def test_what_codexs_model_receives_is_the_tools_result_as_codex_hands_it_over(r
     assert len(run.requests) == 2 and run.requests[1].output_of("call_1") == received
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Codex hands its model only structuredContent, and a jsonSchema ask's holds only {value}: the notices and "
-    "the conversation id stay in the text (issue 19, item 7; fixed on wave3-modelview in tools/common/structured.py "
-    "and output_schemas.py)",
-)
 def test_a_json_schema_ask_reaches_codexs_model_with_its_conversation_id_and_notices(
     relay: Relay, codex: Codex
 ) -> None:

@@ -4,6 +4,7 @@ Streamable HTTP on a loopback address."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -87,7 +88,10 @@ def _serve_stdio() -> int:
     except ConfigError as exc:
         print(f"gemini-relay: {exc}", file=sys.stderr)
         return 2
-    front = StdioFront(FrontAnswers.load(), surface_key(settings.toolsets, test_tools=settings.test_tools))
+    answers = FrontAnswers.load()
+    backend = answers.backend(settings.backend, os.environ) if answers is not None else None
+    surface = surface_key(settings.toolsets, test_tools=settings.test_tools, backend=backend) if backend else ""
+    front = StdioFront(answers if backend else None, surface)
     failed: list[BaseException] = []
 
     def load() -> None:

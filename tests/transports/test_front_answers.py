@@ -1,7 +1,7 @@
 """The shipped answers (front_answers.json) are what the SDK itself answers, for every surface (each combination of
-toolsets, with and without the test tools) and every protocol version it negotiates with a handshake; they depend
-on nothing else a start could differ in (the backend, the client's params), and the front answers only params the
-SDK accepts."""
+toolsets, with and without the test tools), every backend (its descriptions and instructions speak of it) and every
+protocol version it negotiates with a handshake; they depend on nothing else a start could differ in (the client's
+params), the front answers only for an explicit backend, and only params the SDK accepts."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from gemini_relay.backends.probe import ProbeCache
+from gemini_relay.backends.registry import BackendRegistry, names
+from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.transports.front_answers import ANSWERS_FILE, REGENERATE, FrontAnswers, acceptable, surface_key
 from gemini_relay.transports.front_answers_make import (
@@ -43,23 +46,29 @@ def shipped() -> FrontAnswers:
 
 async def test_the_shipped_file_is_what_the_sdk_answers_now_for_every_surface_and_version() -> None:
     fresh = await generate()
-    assert len(fresh["answers"]) == len(surfaces()) == 2 ** (len(Toolset) + 1)
+    assert len(fresh["answers"]) == len(surfaces()) * len(names()) == 2 ** (len(Toolset) + 1) * len(names())
     assert all(set(per) == set(fresh["versions"]) for per in fresh["answers"].values())
     assert ANSWERS_FILE.read_text(encoding="utf-8") == render(fresh), f"stale: run {REGENERATE}"
 
 
 @pytest.mark.parametrize("toolsets", [frozenset(), frozenset({Toolset.JOBS, Toolset.MEDIA}), frozenset(Toolset)])
-async def test_the_answers_depend_on_no_backend_and_no_client_params(
+async def test_each_backends_answers_are_the_sdks_whatever_the_client_params(
     toolsets: frozenset[Toolset], tmp_path: Path
 ) -> None:
     answers = shipped()
-    key = surface_key(toolsets, test_tools=True)
-    for backend in ("agy", "gemini", "api"):
+    for backend in names():
+        key = surface_key(toolsets, test_tools=True, backend=backend)
         server = relay_server(settings_for(toolsets, True, tmp_path / backend, GEMINI_MCP_BACKEND=backend))
         for params in (CODEX, PLAIN, ROOTS):
-            # A difference here means the surface came to depend on the backend or the client: the front keys its
-            # answers by neither (resolving the automatic backend choice costs the import the front saves).
+            # A difference here means the surface came to depend on the client: the front keys its answers by the
+            # backend and the surface alone.
             assert await sdk_answers(server, params) == answers.for_initialize(key, params), (backend, params)
+
+
+def test_an_explicit_backend_is_known_by_any_of_its_spellings_and_a_misspelling_by_none() -> None:
+    answers = shipped()
+    assert answers.backend("Antigravity", {}) == "agy" and answers.backend(" api ", {}) == "api"
+    assert answers.backend("gemeni", {}) is None  # the server explains it in its own answers
 
 
 async def test_versions_outside_the_handshake_get_what_the_sdk_negotiates(tmp_path: Path) -> None:
@@ -67,7 +76,7 @@ async def test_versions_outside_the_handshake_get_what_the_sdk_negotiates(tmp_pa
     server = relay_server(settings_for(frozenset(), False, tmp_path))
     for version in ("2026-07-28", "1999-01-01", "", "latest"):
         params = {**PLAIN, "protocolVersion": version}
-        found = answers.for_initialize("core", params)
+        found = answers.for_initialize("gemini:core", params)
         assert found is not None
         assert (await sdk_answers(server, params))[0]["protocolVersion"] == found[0]["protocolVersion"]
 
@@ -102,7 +111,7 @@ LEFT_TO_THE_SDK: list[Any] = [
 
 @pytest.mark.parametrize("params", ANSWERED, ids=[json.dumps(p)[:60] for p in ANSWERED])
 async def test_params_the_front_answers_are_params_the_sdk_accepts(params: dict[str, Any], tmp_path: Path) -> None:
-    assert shipped().for_initialize("core", params) is not None
+    assert shipped().for_initialize("gemini:core", params) is not None
     server = relay_server(settings_for(frozenset(), False, tmp_path))
     (line,) = await sdk_lines(server, [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}])
     assert "result" in json.loads(line), line
@@ -111,20 +120,20 @@ async def test_params_the_front_answers_are_params_the_sdk_accepts(params: dict[
 @pytest.mark.parametrize("params", LEFT_TO_THE_SDK, ids=[json.dumps(p)[:60] for p in LEFT_TO_THE_SDK])
 def test_params_of_other_shapes_are_left_to_the_sdk(params: Any) -> None:
     assert not acceptable(params)
-    assert shipped().for_initialize("core", params) is None
+    assert shipped().for_initialize("gemini:core", params) is None
 
 
 @pytest.mark.parametrize("params", [CODEX, PLAIN, ROOTS])
 def test_what_real_clients_send_is_answered_by_the_front(params: dict[str, Any]) -> None:
     assert acceptable(params)
-    assert shipped().for_initialize("core", params) is not None
+    assert shipped().for_initialize("gemini:core", params) is not None
 
 
 async def test_the_sdks_lines_are_the_fronts_lines_byte_for_byte(tmp_path: Path) -> None:
     answers = shipped()
     server = relay_server(settings_for(frozenset({Toolset.REVIEW}), False, tmp_path))
     init_line, tools_line = await sdk_lines(server, handshake(CODEX, request_id="req-1"))
-    found = answers.for_initialize("core+review", CODEX)
+    found = answers.for_initialize("gemini:core+review", CODEX)
     assert found is not None
     assert init_line == wire({"jsonrpc": "2.0", "id": "req-1", "result": found[0]})
     assert tools_line == wire({"jsonrpc": "2.0", "id": 1, "result": found[1]})
@@ -140,3 +149,37 @@ def test_a_missing_or_foreign_file_means_no_front_answers(tmp_path: Path) -> Non
     for body in ("{torn", '{"format": 99}', "[" * 100_000, '{"format": 1}'):
         (tmp_path / "bad.json").write_text(body)
         assert FrontAnswers.load(tmp_path / "bad.json") is None
+
+
+def _tool(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def _worlds(tmp_path: Path) -> list[dict[str, str]]:
+    """Environments the automatic choice tells apart: each binary on PATH or at its variable (or a variable naming
+    a missing file), keys set or blank."""
+    agy_dir, gemini_dir, empty = tmp_path / "agy-bin", tmp_path / "gemini-bin", tmp_path / "empty"
+    agy, gemini = _tool(agy_dir, "agy"), _tool(gemini_dir, "gemini")
+    empty.mkdir()
+    paths = [str(empty), str(agy_dir), str(gemini_dir), f"{gemini_dir}:{agy_dir}"]
+    extras: list[dict[str, str]] = [
+        {},
+        {"GEMINI_API_KEY": "k"},
+        {"GOOGLE_API_KEY": " "},
+        {"AGY_CLI_PATH": str(agy)},
+        {"AGY_CLI_PATH": str(tmp_path / "missing")},
+        {"GEMINI_CLI_PATH": str(gemini), "GOOGLE_API_KEY": "k"},
+        {"GEMINI_CLI_PATH": "gemini"},
+    ]
+    return [{"HOME": str(tmp_path), "PATH": p, **extra} for p in paths for extra in extras]
+
+
+def test_the_fronts_automatic_choice_is_the_registrys(tmp_path: Path) -> None:
+    answers = shipped()
+    for env in _worlds(tmp_path):
+        chosen = BackendRegistry(Settings.from_env(env), ProbeCache()).select().backend
+        assert answers.backend(None, env) == chosen, env

@@ -36,6 +36,11 @@ class BackendEntry:
     # detected, the `default_choice` entry runs (its calls say what to install). No `detect`: never chosen so.
     detect: Callable[[Settings], str | None] | None = None
     absent: str = ""
+    # What `detect` looks at, as data, for the stdio front, which must name the automatic choice before it can afford
+    # to import a backend: a binary (its variable, its default name on PATH) or keys (tests/backends/test_registry.py
+    # holds `detect` and this to the same answer).
+    found_by_binary: tuple[str, str] | None = None
+    found_by_keys: tuple[str, ...] = ()
     preference: int = 100
     default_choice: bool = False
     fallback_model: str | None = None  # a capacity failure's retry model when GEMINI_FALLBACK_MODEL is unset

@@ -8,13 +8,15 @@ no recording in the state dir, nothing a client's parameters could key wrongly. 
 is exactly as trusted as the code beside it. Repeated parts are stored once (a tool entry, an instructions text)
 and referenced by id; a reference is resolved in place, so every key keeps the SDK's order.
 
-Light on purpose: imported before the MCP SDK loads (json and pathlib only).
+Light on purpose: imported before the MCP SDK loads (json, os, shutil and pathlib only).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+import shutil
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +30,10 @@ _CLIENT_INFO = frozenset({"name", "version", "title", "description", "websiteUrl
 _MODERN_META = "io.modelcontextprotocol/protocolVersion"  # a 2026-07-28 envelope: the SDK routes it
 
 
-def surface_key(toolsets: Iterable[str], *, test_tools: bool) -> str:
-    """`core`, `core+jobs+media`, `core+test`: which tools a server lists (the registry's inputs)."""
-    return "+".join(["core", *sorted(toolsets), *(["test"] if test_tools else [])])
+def surface_key(toolsets: Iterable[str], *, test_tools: bool, backend: str) -> str:
+    """`gemini:core`, `api:core+jobs+media`, `agy:core+test`: which tools a server lists (the registry's inputs) and the
+    backend their descriptions and the instructions speak of."""
+    return backend + ":" + "+".join(["core", *sorted(toolsets), *(["test"] if test_tools else [])])
 
 
 class FrontAnswers:
@@ -40,6 +43,21 @@ class FrontAnswers:
         self._data = data
         self.versions: list[str] = list(data["versions"])
         self.latest: str = data["latest"]
+        self._spellings: dict[str, str] = dict(data["spellings"])
+
+    def backend(self, chosen: str | None, env: Mapping[str, str]) -> str | None:
+        """The backend a server with this GEMINI_MCP_BACKEND and environment runs: an explicit one by any spelling
+        the registry accepts; unset, the automatic choice made from the entries' own detection data (a binary on
+        PATH or at its variable, a key); None for a name we do not know (the server explains it itself)."""
+        if chosen:
+            return self._spellings.get(chosen.strip().lower())
+        for rule in self._data["choice"]:
+            binary, keys = rule["binary"], rule["keys"]
+            if binary and _executable(env.get(binary[0], "").strip() or binary[1], env):
+                return str(rule["backend"])
+            if any(env.get(key, "").strip() for key in keys):
+                return str(rule["backend"])
+        return str(self._data["default_choice"])
 
     @classmethod
     def load(cls, path: Path = ANSWERS_FILE) -> FrontAnswers | None:
@@ -80,6 +98,14 @@ class FrontAnswers:
         stored: dict[str, Any] = self._data["tools/list"][ref]
         entries = self._data["tools"]
         return {name: [entries[t] for t in value] if name == "tools" else value for name, value in stored.items()}
+
+
+def _executable(name: str, env: Mapping[str, str]) -> bool:
+    """backends/probe.locate's rule: a path must be an executable file; a bare name is looked up on PATH."""
+    if os.sep in name:
+        path = Path(name).expanduser()
+        return path.is_file() and os.access(path, os.X_OK)
+    return shutil.which(name, path=env.get("PATH")) is not None
 
 
 def acceptable(params: Any) -> bool:

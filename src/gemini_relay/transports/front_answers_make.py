@@ -28,6 +28,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from gemini_relay.app import build_deps
+from gemini_relay.backends.registry import entries, names
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.server.relay import RelayServer
@@ -134,6 +135,13 @@ async def generate() -> dict[str, Any]:
         "sdk": {"mcp": version("mcp"), "pydantic": version("pydantic")},
         "versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
         "latest": LATEST_HANDSHAKE_VERSION,
+        "spellings": {s: e.name for e in entries() for s in (e.name, *e.aliases)},
+        "choice": [
+            {"backend": e.name, "binary": list(e.found_by_binary or ()), "keys": list(e.found_by_keys)}
+            for e in entries()
+            if e.detect is not None
+        ],
+        "default_choice": next(e.name for e in entries() if e.default_choice),
         "answers": {},
         "initialize": {},
         "texts": {},
@@ -141,9 +149,10 @@ async def generate() -> dict[str, Any]:
         "tools": {},
     }
     with tempfile.TemporaryDirectory(prefix="front-answers-") as tmp:
-        for toolsets, test_tools in surfaces():
-            key = surface_key(toolsets, test_tools=test_tools)
-            server = relay_server(settings_for(toolsets, test_tools, Path(tmp) / key))
+        for (toolsets, test_tools), backend in itertools.product(surfaces(), names()):
+            key = surface_key(toolsets, test_tools=test_tools, backend=backend)
+            home = Path(tmp) / key.replace(":", "-")
+            server = relay_server(settings_for(toolsets, test_tools, home, GEMINI_MCP_BACKEND=backend))
             for protocol in HANDSHAKE_PROTOCOL_VERSIONS:
                 initialize, tools = await sdk_answers(server, {"protocolVersion": protocol, **CLIENT})
                 data["answers"].setdefault(key, {})[protocol] = {

@@ -31,6 +31,7 @@ ENTRY = BackendEntry(
     aliases=("antigravity",),
     detect=_detect,
     absent="agy was not found",
+    found_by_binary=("AGY_CLI_PATH", "agy"),
     preference=10,
     always_diagnosed=True,
     env_prefixes=("AGY_",),

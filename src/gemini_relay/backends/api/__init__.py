@@ -19,7 +19,7 @@ from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.backend import ApiBackend, build_api_backend
 from gemini_relay.backends.api.common import SEARCH_TOOLS, Check, Diagnosis, resolve_model
 from gemini_relay.backends.api.conversations import ConversationStore, validate_conversation_id
-from gemini_relay.backends.api.settings import NAME, has_api_key
+from gemini_relay.backends.api.settings import API_KEYS, NAME, has_api_key
 from gemini_relay.backends.entry import BackendEntry
 from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
@@ -40,6 +40,7 @@ ENTRY = BackendEntry(
     aliases=("gemini-api",),
     detect=_detect,
     absent="no API key is set",
+    found_by_keys=API_KEYS,
     preference=30,
     fallback_model="gemini-2.5-flash",
     agent=False,

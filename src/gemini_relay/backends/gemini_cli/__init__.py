@@ -28,6 +28,7 @@ ENTRY = BackendEntry(
     build=GeminiBackend,
     aliases=("gemini-cli",),
     detect=_detect,
+    found_by_binary=("GEMINI_CLI_PATH", "gemini"),
     absent="the Gemini CLI was not found",
     preference=20,
     default_choice=True,
