@@ -175,3 +175,10 @@ def test_doctor_exits_1_when_the_cli_is_missing(relay: Relay) -> None:
     assert proc.returncode == 1 and "Action needed" in proc.stdout
     assert subprocess.run([sys.executable, "-m", "gemini_relay", "doctor", "--bogus"], capture_output=True,
                           env=env, timeout=60, check=False).returncode == 2  # fmt: skip
+
+
+def test_version_names_the_package_and_the_tool_surface_it_keeps() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gemini_relay", "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "gemini-relay 0.1.0 (the tool surface of gemini-relay 1.2.0)"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gemini_relay import __version__
+from gemini_relay import TOOL_SURFACE, __version__
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
@@ -124,7 +124,7 @@ def _serve_stdio() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gemini-relay", description="MCP server relaying to Google's Gemini agents.")
-    parser.add_argument("--version", action="version", version=f"gemini-relay {__version__}")
+    parser.add_argument("--version", action="version", version=f"gemini-relay {__version__} (the tool surface of gemini-relay {TOOL_SURFACE})")
     parser.add_argument(
         "--http",
         nargs="?",
