@@ -124,7 +124,8 @@ def _serve_stdio() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gemini-relay", description="MCP server relaying to Google's Gemini agents.")
-    parser.add_argument("--version", action="version", version=f"gemini-relay {__version__} (the tool surface of gemini-relay {TOOL_SURFACE})")
+    shown = f"gemini-relay {__version__} (the tool surface of gemini-relay {TOOL_SURFACE})"
+    parser.add_argument("--version", action="version", version=shown)
     parser.add_argument(
         "--http",
         nargs="?",
