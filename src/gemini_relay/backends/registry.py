@@ -82,7 +82,7 @@ def resolve_name(raw: str) -> BackendName:
         if spelling in (entry.name, *entry.aliases):
             return entry.name
     known = ", ".join(s for e in entries() for s in (e.name, *e.aliases))
-    raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: {known}")
+    raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: {known}", variable="GEMINI_MCP_BACKEND")
 
 
 def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from gemini_relay import __version__
 from gemini_relay.errors import InputError, RelayError, RunFailed
-from gemini_relay.format import failure_message, with_notices
+from gemini_relay.format import failure_message, misconfigured, with_notices
 from gemini_relay.log import describe_call, logger
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.server.tasks.service import TaskService
@@ -33,6 +33,7 @@ from gemini_relay.tools.common.progress import CallProgress, SendProgress, run_w
 from gemini_relay.tools.registry import registry
 
 SERVER_NAME = "gemini-relay"
+DOCTOR = "gemini-doctor"  # the one tool a misconfigured server still answers: it shows what is wrong
 ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
 
 
@@ -54,7 +55,7 @@ class RelayServer:
             server = _LowLevelServer(
                 SERVER_NAME,
                 version=__version__,
-                instructions=instructions_for(self.tools),
+                instructions=instructions_for(self.tools, self.deps.problems),
                 on_list_tools=self.list_tools,
                 on_list_prompts=self.list_prompts,
                 on_get_prompt=self.get_prompt,
@@ -123,6 +124,8 @@ class RelayServer:
     ) -> types.CallToolResult:
         """The call's CallToolResult; `deps` is the server's, or a resumed task's (whose engine follows its jobs)."""
         name = tool.name
+        if deps.problems and name != DOCTOR:
+            return _error(name, misconfigured(deps.problems))
         try:
             parsed = tool.input_model.model_validate(arguments)
         except ValidationError as exc:

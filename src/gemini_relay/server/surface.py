@@ -11,6 +11,7 @@ from typing import Any
 
 import mcp_types as types
 
+from gemini_relay.format import NOTICE_MARKER, misconfigured
 from gemini_relay.tools.common.definition import AnyTool
 from gemini_relay.tools.common.inputs import wire_schema
 
@@ -45,8 +46,11 @@ def tool_entry(tool: AnyTool, *, tasks: bool) -> types.Tool:
     )
 
 
-def instructions_for(tools: Sequence[AnyTool]) -> str:
-    lines = [_INTRO, "Which tool when:"]
+def instructions_for(tools: Sequence[AnyTool], problems: Sequence[str] = ()) -> str:
+    """`problems`: the configuration errors of a server that started anyway; they come first, so the calling agent
+    tells the user instead of retrying calls that are refused."""
+    lines = [f"{NOTICE_MARKER} {misconfigured(problems)}", ""] if problems else []
+    lines += [_INTRO, "Which tool when:"]
     guided = sorted((tool.when.order, tool.name, tool.when.text) for tool in tools if tool.when is not None)
     lines += [f"- {name}: {text}" for _, name, text in guided]
     lines += [_UNTRUSTED, _CONTINUE]

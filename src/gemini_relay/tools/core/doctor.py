@@ -15,7 +15,7 @@ from gemini_relay.tools.common.progress import CallProgress
 async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     settings = deps.settings
     active = deps.selection().backend
-    problems: list[str] = []
+    problems = list(deps.problems)  # configuration errors first: with any, nothing runs (server/relay.py)
     sections: dict[str, list[str]] = {}
     lines = [
         f"gemini-relay {__version__} · Python {platform.python_version()} · {platform.system()} {platform.release()}",
@@ -23,6 +23,13 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
         f"Active backend: {active}" + (" (GEMINI_MCP_BACKEND)" if settings.backend is not None else " (automatic)"),
         f"Timeout: {settings.timeout_seconds / 60:g} min · max concurrent runs: {settings.max_concurrent}",
     ]
+    if deps.problems:
+        sections["configuration"] = [
+            "## Configuration",
+            *(f"- ❌ {p}" for p in deps.problems),
+            "- every call but gemini-doctor is refused until these are fixed and the server restarted",
+        ]
+        lines += ["", *sections["configuration"]]
     for name in deps.registry.diagnosed():  # the active backend, and the CLIs (a user switching wants to see both)
         section = await deps.registry.diagnoses(name).doctor_section()
         lines += ["", *section.lines]
