@@ -35,6 +35,7 @@ class BackendEntry:
     # detected, the `default_choice` entry runs (its calls say what to install). No `detect`: never chosen so.
     detect: Callable[[Settings], str | None] | None = None
     absent: str = ""
+    enable: str = ""  # what makes it usable, for a notice naming the alternatives: "set GEMINI_API_KEY (…)"
     preference: int = 100
     default_choice: bool = False
     fallback_model: str | None = None  # a capacity failure's retry model when GEMINI_FALLBACK_MODEL is unset

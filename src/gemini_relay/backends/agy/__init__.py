@@ -31,6 +31,7 @@ ENTRY = BackendEntry(
     aliases=("antigravity",),
     detect=_detect,
     absent="agy was not found",
+    enable="install agy (the Antigravity CLI) and sign in once by running `agy` in a terminal",
     preference=10,
     always_diagnosed=True,
     env_prefixes=("AGY_",),

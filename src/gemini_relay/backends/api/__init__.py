@@ -40,6 +40,7 @@ ENTRY = BackendEntry(
     aliases=("gemini-api",),
     detect=_detect,
     absent="no API key is set",
+    enable="set GEMINI_API_KEY (a key from https://aistudio.google.com/apikey): no CLI and no Node needed",
     preference=30,
     fallback_model="gemini-2.5-flash",
 )
