@@ -82,5 +82,13 @@ def test_the_readme_lines_for_stdio_and_http_both_go_into_one_home_under_their_o
     assert http.returncode == 0, http.stdout + http.stderr  # not "MCP server gemini-relay already exists"
 
 
+def test_a_misconfigured_server_is_listed_connected_so_claude_code_can_show_its_reason(relay: Relay) -> None:
+    # A misspelt backend once made the server exit before initialize: "✘ Failed to connect — Connection closed".
+    added = claude(relay, "claude mcp add gemini-relay --env GEMINI_MCP_BACKEND=gemni -- gemini-relay")
+    listed = claude(relay, "claude mcp list")
+    assert added.returncode == 0, added.stderr
+    assert re.search(r"^gemini-relay: gemini-relay +- ✔ Connected$", listed.stdout, re.MULTILINE), listed.stdout
+
+
 def test_claude_code_binary_is_the_pinned_version() -> None:
     assert installed_version("@anthropic-ai/claude-code") == "2.1.332"

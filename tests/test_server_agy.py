@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -191,14 +189,15 @@ async def test_with_the_backend_unset_and_no_agy_the_gemini_cli_is_used_and_said
     assert "Hello from fake Gemini!" in text_of(first)
 
 
-async def test_an_explicit_agy_path_that_does_not_exist_stops_the_server_at_start(relay: Relay) -> None:
+async def test_an_explicit_agy_path_that_does_not_exist_is_explained_by_the_server_it_starts(relay: Relay) -> None:
     missing = str(relay.base / "no" / "agy")
-    env = {**relay.env, "AGY_CLI_PATH": missing, "GEMINI_MCP_BACKEND": "agy"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "gemini_relay"], env=env, capture_output=True, text=True, timeout=30, check=False
-    )
-    assert proc.returncode == 2
-    assert f"AGY_CLI_PATH='{missing}' is missing or not executable" in proc.stderr
+    said = f"AGY_CLI_PATH='{missing}' is missing or not executable"
+    async with relay.client(AGY_CLI_PATH=missing, GEMINI_MCP_BACKEND="agy") as client:
+        instructions = client.instructions or ""
+        result = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert said in instructions
+    assert result.is_error and said in text_of(result)
+    assert f"gemini-relay: {said}" in relay.stderr()  # and on stderr, the client's log
 
 
 async def test_a_missing_agy_fails_calls_with_the_fix_but_serves_discovery(relay: Relay) -> None:

@@ -178,8 +178,9 @@ async def test_doctor_reports_system_ready_without_spending_tokens(relay: Relay)
     text = text_of(result)
     assert "Verdict: ✅ System Ready" in text
     assert "0.61.0" in text
-    assert "API key from GEMINI_API_KEY" in text
-    assert relay.api.requests == []
+    assert "- auth: gemini-api-key (security.auth.selectedType in" in text
+    assert "exits 15 min after its last run or request (GEMINI_RELAY_HOST_IDLE)" in text  # the host's idle exit
+    assert [r.kind for r in relay.api.requests] == ["models"]  # the key check: a models listing, no generation
 
 
 async def test_without_the_cli_the_server_still_serves_discovery_and_explains_the_fix(relay: Relay) -> None:

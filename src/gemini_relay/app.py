@@ -1,11 +1,21 @@
 """Assembling the server's dependencies from the settings: the backend registry, the job store, and the one way a
 run is run — created in and streamed from the relay host's executor (the user's shared host, started on demand, or
-with GEMINI_RELAY_HOST=off the same executor inside this server), reached through a JobProxy."""
+with GEMINI_RELAY_HOST=off the same executor inside this server), reached through a JobProxy.
+
+A server started by an MCP client always comes up (explained_deps): with a configuration error it serves anyway,
+says what is wrong in its instructions, in gemini-doctor and in the answer to every other call, and runs nothing —
+a client shows that reason, where a process that exited before `initialize` shows only "connection closed".
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 
 from gemini_relay.backends.base import Backend
 from gemini_relay.backends.registry import BackendRegistry
@@ -20,17 +30,68 @@ from gemini_relay.jobs.host.wire import host_dir
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.tools.common.context import Deps
 
+Overrides = Mapping[BackendName, Backend] | None
 
-def build_deps(settings: Settings, *, backends: Mapping[BackendName, Backend] | None = None) -> Deps:
+
+def build_deps(settings: Settings, *, backends: Overrides = None) -> Deps:
     """Raises ConfigError for settings that must fail fast (an explicit AGY_CLI_PATH that is not executable,
     an unusable state dir). `backends` replaces the named backends (tests: a scripted backend; it reaches the
     executor only when that runs in this process, GEMINI_RELAY_HOST=off)."""
     registry = BackendRegistry(settings, overrides=backends, warm_here=False)  # the executor owns warm pools
     registry.validate_config()
+    return _assemble(settings, registry, _store(settings), backends)
+
+
+def explained_deps(environ: Mapping[str, str], *, cwd: Path | None = None, backends: Overrides = None) -> Deps:
+    """The deps of a server that starts whatever its environment says. Each configuration error becomes one of
+    `Deps.problems` (naming the variable and what it must be) and its variable is left out, so the rest is read as
+    if it were unset; with any problem no run is made (server/relay.py refuses every call but gemini-doctor).
+
+    Raises:
+        ConfigError: an error that names no variable to leave out (none is known today).
+    """
+    env = dict(environ)
+    problems: list[str] = []
+    while True:
+        try:
+            settings = Settings.from_env(env, cwd=cwd)
+            registry = BackendRegistry(settings, overrides=backends, warm_here=False)
+            registry.validate_config()
+            break
+        except ConfigError as exc:
+            if exc.variable is None or exc.variable not in env:
+                raise
+            problems.append(str(exc))
+            del env[exc.variable]
     try:
+        store = _store(settings)
+    except ConfigError as exc:
+        problems.append(str(exc))
+        # The store must exist for the server's objects to; this one holds nothing (no run is made) and goes at exit.
+        scratch = tempfile.mkdtemp(prefix="gemini-relay-unusable-state-")
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+        settings = replace(settings, state_dir=Path(scratch), host=False)
         store = FileJobStore(settings.state_dir)
+    if not problems:
+        return _assemble(settings, registry, store, backends)
+    # Nothing that would run or adopt a job: no relay host is reached, no job store is offered to tasks or the page.
+    client = HostClient(settings)
+    jobs = HostedJobManager(store, kill_grace=settings.kill_grace, client=client)
+    engine = JobProxy(registry.backends, HostRunner(client, jobs), store)
+    return Deps(settings=settings, engine=engine, registry=registry, problems=tuple(problems))
+
+
+def _store(settings: Settings) -> FileJobStore:
+    try:
+        return FileJobStore(settings.state_dir)
     except OSError as exc:
-        raise ConfigError(f"cannot use the state dir {settings.state_dir}: {exc.strerror}") from exc
+        raise ConfigError(
+            f"cannot use the state dir {settings.state_dir}: {exc.strerror}; make it writable, or set "
+            "GEMINI_RELAY_STATE_DIR to a folder of yours"
+        ) from exc
+
+
+def _assemble(settings: Settings, registry: BackendRegistry, store: FileJobStore, backends: Overrides) -> Deps:
     own_host: Host | None = None
     if settings.host:
         client = HostClient(settings)

@@ -42,8 +42,10 @@ async def _doctor(deps: Deps) -> int:
     from gemini_relay.tools.core.doctor import doctor
 
     reply = await doctor(deps, EmptyInput(), CallProgress("doctor"))
-    state_lines, state_problems = doctor_state(deps.settings)
     print(reply.text)
+    if deps.problems:  # the state dir it would check may be a stand-in (app.explained_deps)
+        return 1
+    state_lines, state_problems = doctor_state(deps.settings)
     print()
     print("\n".join(state_lines))
     for problem in state_problems:
@@ -83,12 +85,11 @@ def _serve_stdio() -> int:
 
     from gemini_relay.transports.stdio_front import FrontAnswers, StdioFront, surface_key
 
+    answers = FrontAnswers.load()
     try:
         settings = Settings.from_env()
-    except ConfigError as exc:
-        print(f"gemini-relay: {exc}", file=sys.stderr)
-        return 2
-    answers = FrontAnswers.load()
+    except ConfigError:  # the server explains it in its own answers (app.explained_deps): no front answer
+        answers = None
     backend = answers.backend(settings.backend, os.environ) if answers is not None else None
     surface = surface_key(settings.toolsets, test_tools=settings.test_tools, backend=backend) if backend else ""
     front = StdioFront(answers if backend else None, surface)
@@ -107,19 +108,35 @@ def _serve_stdio() -> int:
     front.serve_until_ready()
     if failed:
         raise failed[0]
-    from gemini_relay.app import build_deps
     from gemini_relay.transports.serve import run_server
 
-    try:
-        deps = build_deps(settings)
-    except ConfigError as exc:
-        print(f"gemini-relay: {exc}", file=sys.stderr)
+    deps = _explained_deps()
+    if deps is None:
         return 2
-    logger.info("gemini-relay %s serving on stdio (root %s)", __version__, settings.project_root)
+    logger.info("gemini-relay %s serving on stdio (root %s)", __version__, deps.settings.project_root)
     import anyio
 
     anyio.run(run_server, deps, None, None, front)
     return 0
+
+
+def _explained_deps() -> Deps | None:
+    """The server's deps, whatever its environment says: each configuration error is said on stderr too (the
+    client's log), and the server comes up to say it to the client. None (said why): it cannot come up at all."""
+    import os
+
+    from gemini_relay.app import explained_deps
+
+    try:
+        deps = explained_deps(os.environ)
+    except ConfigError as exc:
+        print(f"gemini-relay: {exc}", file=sys.stderr)
+        return None
+    for problem in deps.problems:
+        print(f"gemini-relay: {problem}", file=sys.stderr)
+    if deps.problems:
+        logger.warning("%d configuration error(s): calls but gemini-doctor are refused", len(deps.problems))
+    return deps
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,13 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_stdio()
     import anyio
 
-    from gemini_relay.app import build_deps  # the tool layer: not needed by host, wait-job, hook-wait
-
-    try:
-        settings = Settings.from_env()
-        deps = build_deps(settings)
-    except ConfigError as exc:
-        print(f"gemini-relay: {exc}", file=sys.stderr)
+    deps = _explained_deps()  # the tool layer: not needed by host, wait-job, hook-wait
+    if deps is None:
         return 1 if args.command == "doctor" else 2
     if args.command == "doctor":
         return anyio.run(_doctor, deps)
@@ -208,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
 
         assert listener is not None  # stdio is served by _serve_stdio
         options, sock = listener
-        logger.info("gemini-relay %s serving on HTTP (root %s)", __version__, settings.project_root)
+        logger.info("gemini-relay %s serving on HTTP (root %s)", __version__, deps.settings.project_root)
         with sock:
             anyio.run(run_server, deps, options, sock)
         return 0

@@ -66,7 +66,9 @@ class Settings:
         root_raw = env.get("GEMINI_RELAY_PROJECT_ROOT") or str(cwd or Path.cwd())
         root = Path(root_raw).expanduser()
         if not root.is_dir():
-            raise ConfigError(f"GEMINI_RELAY_PROJECT_ROOT={root_raw!r} is not a directory")
+            raise ConfigError(
+                f"GEMINI_RELAY_PROJECT_ROOT={root_raw!r} is not a directory", variable="GEMINI_RELAY_PROJECT_ROOT"
+            )
         warm = _switch(env, "GEMINI_RELAY_WARM", default=True)
         host = _host(env)
         return cls(
@@ -113,9 +115,9 @@ def _non_negative(env: Mapping[str, str], name: str, default: float) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a number of milliseconds") from None
+        raise ConfigError(f"{name}={raw!r} is not a number of milliseconds", variable=name) from None
     if not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{name}={raw!r} must be a finite number ≥ 0")
+        raise ConfigError(f"{name}={raw!r} must be a finite number ≥ 0", variable=name)
     return value
 
 
@@ -135,7 +137,7 @@ def _host(env: Mapping[str, str]) -> bool:
         return True
     if raw in (*DISABLED, "0", "false", "no"):
         return False
-    raise ConfigError(f"GEMINI_RELAY_HOST={raw!r} must be on or off")
+    raise ConfigError(f"GEMINI_RELAY_HOST={raw!r} must be on or off", variable="GEMINI_RELAY_HOST")
 
 
 def _queue_wait(env: Mapping[str, str]) -> float | None:
@@ -151,7 +153,8 @@ def _roots(raw: str) -> tuple[Path, ...]:
         if part.strip():
             path = Path(part.strip()).expanduser()
             if not path.is_dir():
-                raise ConfigError(f"GEMINI_RELAY_ALLOWED_ROOTS entry {part!r} is not a directory")
+                message = f"GEMINI_RELAY_ALLOWED_ROOTS entry {part!r} is not a directory"
+                raise ConfigError(message, variable="GEMINI_RELAY_ALLOWED_ROOTS")
             roots.append(path.resolve())
     return tuple(roots)
 
@@ -177,7 +180,7 @@ def _switch(env: Mapping[str, str], name: str, *, default: bool) -> bool:
         return True
     if raw in ("0", "off", "false", "no"):
         return False
-    raise ConfigError(f"{name}={raw!r} must be on or off")
+    raise ConfigError(f"{name}={raw!r} must be on or off", variable=name)
 
 
 def _duration(env: Mapping[str, str], name: str, default: float) -> float:
@@ -190,9 +193,10 @@ def _duration(env: Mapping[str, str], name: str, default: float) -> float:
     try:
         value = float(number) * (unit or 1.0)
     except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a duration (seconds, or a number with s/m/h/d)") from None
+        message = f"{name}={raw!r} is not a duration (seconds, or a number with s/m/h/d)"
+        raise ConfigError(message, variable=name) from None
     if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name}={raw!r} must be a positive duration")
+        raise ConfigError(f"{name}={raw!r} must be a positive duration", variable=name)
     return value
 
 
@@ -202,7 +206,8 @@ def _toolsets(raw: str) -> frozenset[Toolset]:
     unknown = [n for n in names if n not in known and n != "all"]
     if unknown:
         raise ConfigError(
-            f"GEMINI_RELAY_TOOLSETS names unknown toolset(s) {', '.join(unknown)}; known: {', '.join(known)}"
+            f"GEMINI_RELAY_TOOLSETS names unknown toolset(s) {', '.join(unknown)}; known: {', '.join(known)}",
+            variable="GEMINI_RELAY_TOOLSETS",
         )
     if "all" in names:
         return frozenset(Toolset)
@@ -222,9 +227,9 @@ def positive_setting(env: Mapping[str, str], name: str, default: float, *, integ
         value = int(raw) if integer else float(raw)
     except ValueError:
         kind = "a whole number" if integer else "a number"
-        raise ConfigError(f"{name}={raw!r} is not {kind}") from None
+        raise ConfigError(f"{name}={raw!r} is not {kind}", variable=name) from None
     if not math.isfinite(value):  # float() accepts "nan" and "inf"; neither is a usable timeout or grace
-        raise ConfigError(f"{name}={raw!r} is not a finite number")
+        raise ConfigError(f"{name}={raw!r} is not a finite number", variable=name)
     if value <= 0:
-        raise ConfigError(f"{name}={raw!r} must be greater than 0")
+        raise ConfigError(f"{name}={raw!r} must be greater than 0", variable=name)
     return float(value)

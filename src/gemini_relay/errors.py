@@ -40,7 +40,12 @@ class RelayError(Exception):
 
 
 class ConfigError(RelayError):
-    """The environment or settings are invalid."""
+    """The environment or settings are invalid. `variable`: the environment variable at fault, when one is (a server
+    that starts anyway drops it and says why: app.explained_deps)."""
+
+    def __init__(self, message: str, *, variable: str | None = None) -> None:
+        super().__init__(message)
+        self.variable = variable
 
 
 class InputError(RelayError):

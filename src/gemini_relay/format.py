@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from gemini_relay.core.events import Usage
 from gemini_relay.errors import RunFailed
@@ -51,3 +51,14 @@ def failure_message(exc: RunFailed) -> str:
     if exc.partial_text.strip():
         parts.append(f"[Partial response — the run did not finish]\n{exc.partial_text}")
     return "\n\n".join(parts)
+
+
+def misconfigured(problems: Sequence[str]) -> str:
+    """Why a server that started with configuration errors runs nothing, and what to do about it."""
+    lines = ["gemini-relay is misconfigured, so it runs nothing until this is fixed:"]
+    lines += [f"- {problem}" for problem in problems]
+    lines.append(
+        "Fix the server's environment (the `env` of its entry in the MCP client's config), then restart the server "
+        "(reconnect it). gemini-doctor shows the whole check."
+    )
+    return "\n".join(lines)

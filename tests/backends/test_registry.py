@@ -8,11 +8,16 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.backends import registry
+from gemini_relay.backends.agy import ENTRY as AGY_ENTRY
+from gemini_relay.backends.api import ENTRY as API_ENTRY
 from gemini_relay.backends.entry import BackendEntry
 from gemini_relay.backends.registry import BackendRegistry, names, register, relevant_env, resolve_name
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
+
+AGY_ENABLE = AGY_ENTRY.enable
+API_ENABLE = API_ENTRY.enable
 
 
 def settings(tmp_path: Path, **env: str) -> Settings:
@@ -69,7 +74,9 @@ def test_unset_agy_on_path_wins_and_the_notice_says_where(tmp_path: Path) -> Non
     assert chosen.backend == "agy"
     assert chosen.notice == (
         "Using the agy backend (Antigravity CLI) because GEMINI_MCP_BACKEND is unset and agy was found at "
-        f"{agy.resolve()}. Set GEMINI_MCP_BACKEND to choose another (gemini, api)."
+        f"{agy.resolve()}. Other backends: gemini — usable now: the Gemini CLI was found at "
+        f"{(tmp_path / 'bin' / 'gemini').resolve()}; api — {API_ENABLE}. "
+        "Choose one with GEMINI_MCP_BACKEND (gemini, api)."
     )
 
 
@@ -79,7 +86,8 @@ def test_unset_without_agy_the_gemini_cli_is_chosen_when_found(tmp_path: Path) -
     assert chosen.backend == "gemini"
     assert chosen.notice == (
         "Using the gemini backend (Gemini CLI) because GEMINI_MCP_BACKEND is unset, agy was not found and the Gemini "
-        f"CLI was found at {gemini.resolve()}. Set GEMINI_MCP_BACKEND to choose another (agy, api)."
+        f"CLI was found at {gemini.resolve()}. Other backends: agy — {AGY_ENABLE}; api — usable now: an API key is "
+        "set. Choose one with GEMINI_MCP_BACKEND (agy, api)."
     )
 
 
@@ -94,7 +102,19 @@ def test_unset_with_nothing_found_the_default_choice_runs_and_says_why(tmp_path:
     assert chosen.backend == "gemini"
     assert chosen.notice == (
         "Using the gemini backend (Gemini CLI) because GEMINI_MCP_BACKEND is unset, agy was not found, the Gemini CLI "
-        "was not found and no API key is set. Set GEMINI_MCP_BACKEND to choose another (agy, api)."
+        f"was not found and no API key is set. Other backends: agy — {AGY_ENABLE}; api — {API_ENABLE}. Choose one "
+        "with GEMINI_MCP_BACKEND (agy, api)."
+    )
+
+
+def test_with_nothing_found_the_notice_says_an_api_key_alone_would_do() -> None:
+    assert "set GEMINI_API_KEY" in API_ENABLE and "no CLI and no Node" in API_ENABLE
+
+
+def test_alternatives_name_every_other_backend_and_what_makes_it_usable(tmp_path: Path) -> None:
+    made = BackendRegistry(settings(tmp_path, GEMINI_MCP_BACKEND="gemini"))
+    assert made.alternatives() == (
+        f"Other backends: agy — {AGY_ENABLE}; api — {API_ENABLE}. Choose one with GEMINI_MCP_BACKEND (agy, api)."
     )
 
 

@@ -1,7 +1,10 @@
 """Warm ≡ cold: the Gemini CLI run cold (`gemini -p`, GeminiCliBackend) and warm (`gemini --acp`, AcpBackend) against
-the same scripted upstream gives the same outcome — failure reason, retryable, HTTP status, message, notices, usage,
-model, and the requests the API saw. A difference the upstream itself makes is named in EXPECTED_DIFFERENCES, with
-why, and asserted to be exactly that difference; nothing is left out silently.
+the same scripted upstream gives the same outcome — failure reason, retryable, HTTP status, message, the fix
+(recovery), notices, usage, model, and the requests the API saw. A difference the upstream itself makes is named in
+EXPECTED_DIFFERENCES, with why, and asserted to be exactly that difference; nothing is left out silently.
+
+And every error class comes with its fix on every path that can meet it — cold, warm and the api backend (ApiBackend,
+the same emulator through google-genai): ADVICE names, per class, the words of the fix each path must carry.
 
 One emulator, one CLI home and one warm process serve the whole module (an event loop in a portal thread owns the
 pool); each cold run is its own `gemini -p`.
@@ -18,6 +21,7 @@ import anyio
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
 from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
 from gemini_relay.config import Settings
@@ -48,6 +52,7 @@ class Outcome:
     retryable: bool | None
     http_status: int | None
     message: str
+    recovery: str | None
     notices: tuple[str, ...]
     upstream: tuple[str, ...]  # errors and warnings the upstream sent on the side (jobs turns them into notices)
     usage: Usage | None
@@ -72,6 +77,7 @@ class Parity:
     cold_backend: GeminiCliBackend
     warm_backend: AcpBackend
     pool: WarmPool
+    api_backend: ApiBackend
 
     def spec(self, prompt: str, **fields: Any) -> RunSpec:
         return replace(RunSpec(tool="gemini-ask", prompt=prompt, cwd=self.project, model=TEST_MODEL), **fields)
@@ -87,10 +93,13 @@ class Parity:
     def warm(self, spec: RunSpec) -> Outcome:
         return self.portal.call(self._run, self.warm_backend, spec)
 
+    def on_api(self, spec: RunSpec) -> Outcome:
+        return self.portal.call(self._run, self.api_backend, spec)
+
     def both(self, spec: RunSpec) -> tuple[Outcome, Outcome]:
         return self.cold(spec), self.warm(spec)
 
-    async def _run(self, backend: GeminiCliBackend | AcpBackend, spec: RunSpec) -> Outcome:
+    async def _run(self, backend: GeminiCliBackend | AcpBackend | ApiBackend, spec: RunSpec) -> Outcome:
         seen = Transcript(spec)
         error: RunFailed | None = None
         before = len(self.api.requests)
@@ -111,6 +120,7 @@ class Parity:
             retryable=error.retryable if error is not None else None,
             http_status=error.http_status if error is not None else None,
             message=error.message if error is not None else "",
+            recovery=error.recovery if error is not None else None,
             notices=tuple(seen.notices),
             upstream=tuple(seen.stream_errors + seen.stream_warnings) if error is None else (),
             usage=finished.usage if finished is not None and error is None else None,
@@ -134,7 +144,8 @@ def parity(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Parity]:
         home = Path(cli_env["GEMINI_CLI_HOME"])
         try:
             with portal.wrap_async_context_manager(WarmPool(grace=2.0)) as pool:
-                yield Parity(portal, api, project, home, GeminiCliBackend(settings), AcpBackend(settings, pool), pool)
+                cold, warm = GeminiCliBackend(settings), AcpBackend(settings, pool)
+                yield Parity(portal, api, project, home, cold, warm, pool, ApiBackend(settings))
         finally:
             assert_no_processes(home)
 
@@ -219,6 +230,7 @@ CASES = [
     Case("401", "[[fake:error:401]]", _failed(BACKEND, None, "The Gemini API refused the credentials (HTTP 401)", 401)),
     Case("403", "[[fake:error:403]]", _failed(BACKEND, None, "The Gemini API refused the credentials (HTTP 403)", 403)),
     Case("400", "[[fake:error:400]]", _failed(BACKEND, None, "The Gemini API rejected the request (HTTP 400)", 400)),
+    Case("bad key", "[[fake:bad_key]]", _failed(BACKEND, None, "The Gemini API rejected the request (HTTP 400)", 400)),
     Case("500", "[[fake:error:500]]", _failed(BACKEND, True, "The Gemini API had an internal error (HTTP 500)", 500)),
     Case("503", "[[fake:error:503]]", _failed(BACKEND, True, "The Gemini API is overloaded or unavailable", 503)),
     Case("504", "[[fake:error:504]]", _failed(BACKEND, True, "The Gemini API is overloaded or unavailable", 504)),
@@ -243,10 +255,52 @@ UNCOMPARED: dict[str, dict[str, str]] = {
 }
 EXPECTED_DIFFERENCES: dict[str, dict[str, str]] = {
     "answer past 64 KiB": dict.fromkeys(("status", "reason", "message", "usage"), _PIPE_CUT),
-    "safety block": {"message": _NO_REASON_OVER_ACP},
+    "safety block": {"message": _NO_REASON_OVER_ACP, "recovery": _NO_REASON_OVER_ACP},
     "empty answer": {"message": _NO_REASON_OVER_ACP},
     "blocked prompt": {"message": _NO_REASON_OVER_ACP},
 }
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The words of the fix for one error class, on each path (None: that path cannot meet it)."""
+
+    case: str  # the id of its Case above
+    cold: str
+    warm: str | None = None  # None: as cold
+    api: str | None = None  # None: as cold
+
+    def on(self, path: str) -> str:
+        return {"cold": self.cold, "warm": self.warm or self.cold, "api": self.api or self.cold}[path]
+
+
+KEY = "set a valid GEMINI_API_KEY (https://aistudio.google.com/apikey) in the server's env; gemini-doctor checks"
+SAFETY = "The safety filter stopped the answer (dangerous_content): rephrase the request without that content"
+RETRY_OR_REPHRASE = "retry once; if it happens again, rephrase the request"
+ADVICE = [
+    Advice("bad key", KEY),
+    Advice("401", "The API did not accept the credentials: check GEMINI_API_KEY"),
+    Advice("403", "The credentials may not do this: check that GEMINI_API_KEY belongs to a project"),
+    Advice("400", "The API refused part of the request (its message names the field): change that argument"),
+    Advice("model not found", "gemini-models"),
+    Advice("quota", "Wait for the quota to refill, or pass a different model."),
+    Advice("daily quota", "Wait for the quota to refill, or pass a different model."),
+    Advice("500", "The API failed on its side: retry"),
+    Advice("503", "The model is overloaded or down for now: retry in a minute, or pick another model"),
+    Advice("504", "The API gave up before it answered: retry"),
+    Advice("malformed JSON", "check GOOGLE_GEMINI_BASE_URL"),
+    Advice("safety block", SAFETY.replace(" (dangerous_content)", ""), warm=RETRY_OR_REPHRASE, api=SAFETY),
+    Advice("empty answer", RETRY_OR_REPHRASE),
+    Advice("blocked prompt", RETRY_OR_REPHRASE, api="The safety filter stopped the request: rephrase the request"),
+]
+_ADVICE = {a.case: a for a in ADVICE}
+
+
+def assert_advised(case_id: str, path: str, outcome: Outcome) -> None:
+    advice = _ADVICE.get(case_id)
+    if advice is not None:
+        said = f"{outcome.message}\n{outcome.recovery or ''}"
+        assert outcome.reason is not None and advice.on(path) in said, f"{path} {case_id}: {said}"
 
 
 def assert_parity(case_id: str, cold: Outcome, warm: Outcome) -> None:
@@ -265,6 +319,26 @@ def test_the_same_upstream_behaviour_gives_the_same_outcome_cold_and_warm(parity
     assert_parity(case.id, cold, warm)
     assert (case.warm is not None) == (case.id in EXPECTED_DIFFERENCES)
     assert case.warm is None or case.warm(warm), f"warm {case.id}: {warm}"
+    assert_advised(case.id, "cold", cold)
+    assert_advised(case.id, "warm", warm)
+
+
+@pytest.mark.parametrize("advice", ADVICE, ids=[a.case for a in ADVICE])
+def test_each_error_class_the_api_backend_meets_comes_with_the_same_fix(parity: Parity, advice: Advice) -> None:
+    case = next(c for c in CASES if c.id == advice.case)
+    assert_advised(case.id, "api", parity.on_api(parity.spec(case.prompt, **(case.spec or {}))))
+
+
+# The emulator's scenarios that make the upstream fail (fake_gemini_api): each case using one needs its fix named.
+FAILING_SCENARIOS = ("error", "bad_key", "quota", "quota_daily", "safety", "empty", "blocked_prompt", "nonjson")
+UNADVISED = {"quota retry": "the quota class, named by `quota`"}
+
+
+def test_every_error_class_has_its_fix_named() -> None:
+    failing = {c.id for c in CASES if any(f"[[fake:{name}]" in c.prompt or f"[[fake:{name}:" in c.prompt
+                                          for name in FAILING_SCENARIOS)}  # fmt: skip
+    assert {a.case for a in ADVICE} <= {c.id for c in CASES}
+    assert failing - set(UNADVISED) == set(_ADVICE)
 
 
 def test_every_documented_difference_names_a_case_and_a_compared_field() -> None:

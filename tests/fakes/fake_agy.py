@@ -18,7 +18,9 @@ Scenarios: quota, rate_limit, model_not_found, invalid_model, model_fallback, ba
 print_timeout[:empty],
 error_result, error_inband_timeout, denied, empty, schema, schema_missing, status:<S>, no_result, hang,
 ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
-usage_turn (env only: /usage answered as a model turn).
+usage_turn (env only: /usage answered as a model turn), signed_out (runs and /usage exit 1 with SIGNED_OUT_TEXT —
+the wording is this fake's: agy.md records no signed-out message), api_error:<STATUS> (exit 3 with an AGY_ERROR line of
+that google.rpc status: INVALID_ARGUMENT, PERMISSION_DENIED, UNAUTHENTICATED, UNAVAILABLE, INTERNAL, …).
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ USAGE_GROUPS: list[dict[str, Any]] = [
 UNICODE_TEXT = "Unicode: café naïve — “quotes” 👋🌍🚀 👩‍💻 你好世界 こんにちは 한국어 שלום مرحبا e\u0301 ∑∞≠"
 SURROGATE_TEXT = "half a pair \ud800 then the rest of the answer"  # a lone UTF-16 surrogate, sent as its JSON escape
 QUOTA_TEXT = "Individual quota reached. Please upgrade your subscription to increase your limits. Resets in 3h46m46s."
+SIGNED_OUT_TEXT = "Error: you are not signed in. Run `agy` to sign in with your Google account."
+API_ERROR_CODES = {
+    "INVALID_ARGUMENT": 400, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403, "NOT_FOUND": 404,
+    "FAILED_PRECONDITION": 400, "INTERNAL": 500, "UNAVAILABLE": 503, "DEADLINE_EXCEEDED": 504,
+}  # fmt: skip
 LOCATION_TEXT = (
     "Selected model is not supported in the selected location. For a full list of available locations and deployment "
     "endpoints, please refer to Antigravity documentation at https://antigravity.google/docs/enterprise."
@@ -298,6 +305,14 @@ class Run:
         """One model turn; returns the exit code."""
         if "delay" in scen:
             time.sleep(float(scen["delay"] or 1))
+        if "signed_out" in scen:
+            return fail(SIGNED_OUT_TEXT, 1)
+        if "api_error" in scen:
+            status = scen["api_error"] or "INTERNAL"
+            text = f"The request failed upstream ({status})."
+            line = {"short_error": f"{status} (code {API_ERROR_CODES.get(status, 500)}): {text}", "status": status,
+                    "retryable": status in ("UNAVAILABLE", "INTERNAL"), "error_id": f"{uuid.uuid4()}-1"}  # fmt: skip
+            return fail(f"Error: {text}\nAGY_ERROR: {json.dumps(line, separators=(',', ':'))}", 3)
         if "invalid_model" in scen:
             return fail(check_model({**self.opts, "model": self.opts.get("model") or "gemini-0-nonexistent"}) or "", 1)
         if "model_not_found" in scen:
@@ -442,6 +457,8 @@ def slash(prompt: str, opts: dict[str, Any]) -> int:
     """A `-p /command` answered by the CLI itself (1.1.11+): no turn, no conversation."""
     if "usage_turn" in scenarios(""):
         return Run(opts).quiet_turn(prompt)  # an agy that runs /usage as a model prompt anyway
+    if "signed_out" in scenarios(""):
+        return fail(SIGNED_OUT_TEXT, 1)
     if prompt.strip() != "/usage":
         return fail(f"Error: unknown command {prompt.split()[0]}", 1)
     groups = json.loads(os.environ["FAKE_AGY_USAGE"]) if os.environ.get("FAKE_AGY_USAGE") else USAGE_GROUPS

@@ -40,6 +40,7 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``blocked_prompt``: no candidates, ``promptFeedback.blockReason: SAFETY`` (the API refused the prompt itself)
 - ``nonjson``: 200 with body ``this is not json``
 - ``error:<status>`` [500]: Google error body for 400/401/403/404/429/500/503/504 (any 400-599 accepted)
+- ``bad_key``: 400 :data:`INVALID_KEY_ERROR`, what the API answers a key it does not know (also: ``reject_key``)
 - ``quota``: 429 RESOURCE_EXHAUSTED; ``quota_daily``: + QuotaFailure PerDay detail; ``quota_retry``: + RetryInfo 1s
 - ``big:<kb>[:<chars>]`` [10, 1024]: :func:`big_text` in chunks of that many characters
 - ``unicode``: :data:`UNICODE_TEXT`, one chunk per line
@@ -62,6 +63,11 @@ names no scenario gets the echo text and an ``inlineData`` :data:`TINY_PNG` part
 PERMISSION_DENIED. The Files API, Veo operations, the Interactions API and ``/_control/generations`` are answered by
 ``fake_gemini_media`` (and ``fake_gemini_interactions``), whose docstring is their contract; their requests are
 logged with kind ``media_<route>``.
+
+Keys: every key is accepted, except those given to :meth:`FakeGeminiApi.reject_key`: a request carrying one (in
+``x-goog-api-key``, ``Authorization: Bearer`` or ``?key=``), on any route but ``/_control``, gets what the real API
+answers a bad key: 400 ``INVALID_ARGUMENT`` "API key not valid. Please pass a valid API key." with an ``ErrorInfo``
+detail of reason ``API_KEY_INVALID`` (see :data:`INVALID_KEY_ERROR`).
 
 Every successful answer ends with ``finishReason`` (``STOP`` unless the scenario says otherwise) and the fixed
 :data:`USAGE` (prompt 12, candidates 8, thoughts 3, total 23), whatever the text length.
@@ -169,6 +175,20 @@ _TITLE_PROMPT = "Summarize the user's primary intent"
 _SESSION_CONTEXT = "<session_context>"
 _MARKER_START = re.compile(r"\[\[fake:([A-Za-z_]+)")
 _URL = re.compile(r"https?://[^\s()\\\"'<>\]]+")
+INVALID_KEY_ERROR: Final[dict[str, Any]] = {
+    "code": 400,
+    "message": "API key not valid. Please pass a valid API key.",
+    "status": "INVALID_ARGUMENT",
+    "details": [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "API_KEY_INVALID",
+            "domain": "googleapis.com",
+            "metadata": {"service": "generativelanguage.googleapis.com"},
+        }
+    ],
+}
+"""The error body the real Gemini API answers a request with an invalid key (HTTP 400)."""
 _API_PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+)(?::([A-Za-z]+))?$")
 _MODELS_PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/?$")
 _ECHO_FIRST_CHUNK = 20
@@ -285,7 +305,8 @@ class LoggedRequest:
     """One request the fake received (control requests are not logged).
 
     ``headers`` keys are lower-cased. ``body`` is the parsed JSON (``None`` when empty or not JSON).
-    ``kind`` is ``main``, ``plain``, ``router``, ``schema``, ``title``, ``count_tokens``, ``models`` or ``unknown``.
+    ``kind`` is ``main``, ``plain``, ``router``, ``schema``, ``title``, ``count_tokens``, ``models``,
+    ``rejected_key`` or ``unknown``.
     ``scenario`` is the scenario applied to ``main``/``plain`` requests (``default`` for the echo, ``invalid`` for a
     malformed marker), ``arg`` its argument; both are ``None`` for other kinds.
     """
@@ -619,6 +640,11 @@ def _plan_error(ctx: _Ctx) -> _Plan:
     return ctx.error(_int_arg("error", ctx.arg, 500, 400, 599))
 
 
+@_scenario("bad_key")
+def _plan_bad_key(ctx: _Ctx) -> _Plan:
+    return _Plan(status=400, body=_json_bytes({"error": INVALID_KEY_ERROR}))
+
+
 @_scenario("quota")
 def _plan_quota(ctx: _Ctx) -> _Plan:
     return ctx.error(429)
@@ -848,6 +874,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self) -> None:
         raw = self._read_body()
+        if urlsplit(self.path).path != "/_control" and self._sent_key() in self.server.fake.rejected_keys:
+            self._log("rejected_key", None)
+            self._send_json(400, {"error": INVALID_KEY_ERROR})
+            return
         if self._route_media(raw):
             return
         try:
@@ -885,6 +915,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"totalTokens": USAGE["promptTokenCount"]})
             return
         self._generate(body, model, version, stream=method == "streamGenerateContent")
+
+    def _sent_key(self) -> str | None:
+        bearer = self.headers.get("Authorization", "")
+        if bearer.lower().startswith("bearer "):
+            return bearer[len("bearer ") :].strip()
+        query = dict(item.split("=", 1) for item in urlsplit(self.path).query.split("&") if "=" in item)
+        return self.headers.get("x-goog-api-key") or query.get("key")
 
     def _route_media(self, raw: bytes) -> bool:
         """Answer a media route (fake_gemini_media) and log it with kind ``media_<route>``; False for other paths."""
@@ -1129,6 +1166,7 @@ class FakeGeminiApi:
         self._cond = threading.Condition()
         self._requests: list[LoggedRequest] = []
         self._scenario: tuple[str | None, str | None] = (None, None)
+        self.rejected_keys: set[str] = set()
         self._counter = 0
         self.media = MediaState(TINY_PNG)
         """Files, operations, interactions and the generation counters (see fake_gemini_media)."""
@@ -1194,6 +1232,11 @@ class FakeGeminiApi:
             raise ScenarioError(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}")
         with self._cond:
             self._scenario = (name, None if name is None else arg)
+
+    def reject_key(self, key: str) -> None:
+        """From now on, refuse every request that carries ``key`` as the real API refuses an invalid key."""
+        with self._cond:
+            self.rejected_keys.add(key)
 
     def control_state(self) -> dict[str, str | None]:
         name, arg = self.scenario

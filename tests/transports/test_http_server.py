@@ -192,3 +192,14 @@ async def test_shutdown_after_the_grace_leaves_the_running_job_to_finish_on_its_
 def test_sigterm_stops_an_idle_http_server_at_once_with_exit_code_0(relay: Relay) -> None:
     with http_server(relay) as server:
         assert server.stop() == 0  # the fixture's stop is SIGTERM with a bounded wait
+
+
+async def test_a_misconfigured_http_server_comes_up_and_explains_itself(relay: Relay) -> None:
+    said = "GEMINI_MCP_BACKEND='gemni' is not one of:"
+    with http_server(relay, GEMINI_MCP_BACKEND="gemni") as server:
+        async with server.client() as client:
+            instructions = client.instructions or ""
+            ask = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert instructions.startswith("⚠️ gemini-relay is misconfigured") and said in instructions
+    assert ask.is_error and said in text_of(ask)
+    assert f"gemini-relay: {said}" in relay.stderr()

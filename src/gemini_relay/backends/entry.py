@@ -37,10 +37,11 @@ class BackendEntry:
     detect: Callable[[Settings], str | None] | None = None
     absent: str = ""
     # What `detect` looks at, as data, for the stdio front, which must name the automatic choice before it can afford
-    # to import a backend: a binary (its variable, its default name on PATH) or keys (tests/backends/test_registry.py
-    # holds `detect` and this to the same answer).
+    # to import a backend: a binary (its variable, its default name on PATH) or keys. test_front_answers.py holds
+    # `detect` and this to the same answer.
     found_by_binary: tuple[str, str] | None = None
     found_by_keys: tuple[str, ...] = ()
+    enable: str = ""  # what makes it usable, for a notice naming the alternatives: "set GEMINI_API_KEY (…)"
     preference: int = 100
     default_choice: bool = False
     fallback_model: str | None = None  # a capacity failure's retry model when GEMINI_FALLBACK_MODEL is unset

@@ -82,7 +82,7 @@ def resolve_name(raw: str) -> BackendName:
         if spelling in (entry.name, *entry.aliases):
             return entry.name
     known = ", ".join(s for e in entries() for s in (e.name, *e.aliases))
-    raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: {known}")
+    raise ConfigError(f"GEMINI_MCP_BACKEND={raw!r} is not one of: {known}", variable="GEMINI_MCP_BACKEND")
 
 
 def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -267,6 +267,12 @@ class BackendRegistry:
             self._auto = choose(tuple(self.entries.values()), self.settings)
         return self._auto
 
+    def alternatives(self, name: BackendName | None = None) -> str | None:
+        """The other backends and what would make each usable (`api — set GEMINI_API_KEY (…)`), for a call whose
+        backend (default: the active one) could not start; None when no other backend is registered."""
+        active = self.entries.get(name or self.select().backend)
+        return _alternatives(active, tuple(self.entries.values()), self.settings)
+
     def take_notice(self) -> str | None:
         """The selection notice, once: for the first reply of the process."""
         if self._notice_taken:
@@ -281,17 +287,32 @@ def choose(candidates: tuple[BackendEntry, ...], settings: Settings) -> Selectio
     for entry in candidates:
         found = entry.detect(settings) if entry.detect is not None else None
         if found is not None:
-            return Selection(entry.name, _notice(entry, [*absent, found], candidates))
+            return Selection(entry.name, _notice(entry, [*absent, found], candidates, settings))
         if entry.detect is not None and entry.absent:
             absent.append(entry.absent)
     default = next((e for e in candidates if e.default_choice), None)
     if default is None:
         raise ConfigError("GEMINI_MCP_BACKEND is unset and no backend is registered as the default choice")
-    return Selection(default.name, _notice(default, absent, candidates))
+    return Selection(default.name, _notice(default, absent, candidates, settings))
 
 
-def _notice(entry: BackendEntry, reasons: list[str], candidates: tuple[BackendEntry, ...]) -> str:
+def _notice(entry: BackendEntry, reasons: list[str], candidates: tuple[BackendEntry, ...], settings: Settings) -> str:
     why = ["GEMINI_MCP_BACKEND is unset", *reasons]
     because = ", ".join(why[:-1]) + " and " + why[-1] if len(why) > 1 else why[0]
-    others = ", ".join(e.name for e in candidates if e is not entry)
-    return f"Using the {entry.label} because {because}. Set GEMINI_MCP_BACKEND to choose another ({others})."
+    notice = f"Using the {entry.label} because {because}."
+    others = _alternatives(entry, candidates, settings)
+    return f"{notice} {others}" if others else notice
+
+
+def _alternatives(active: BackendEntry | None, candidates: tuple[BackendEntry, ...], settings: Settings) -> str | None:
+    """`Other backends: agy — …; api — set GEMINI_API_KEY (…). Choose one with GEMINI_MCP_BACKEND (agy, api).`"""
+    others = [e for e in candidates if e is not active]
+    if not others:
+        return None
+    parts = []
+    for entry in others:
+        found = entry.detect(settings) if entry.detect is not None else None
+        how = f"usable now: {found}" if found else entry.enable
+        parts.append(f"{entry.name} — {how}" if how else entry.name)
+    names = ", ".join(e.name for e in others)
+    return f"Other backends: {'; '.join(parts)}. Choose one with GEMINI_MCP_BACKEND ({names})."

@@ -21,8 +21,9 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import BaseModel, ValidationError
 
 from gemini_relay import __version__
-from gemini_relay.errors import InputError, RelayError, RunFailed
-from gemini_relay.format import failure_message, with_notices
+from gemini_relay.core.vocabulary import FailureReason, Toolset
+from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
+from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices
 from gemini_relay.log import describe_call, logger
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.server.tasks.service import TaskService
@@ -34,6 +35,7 @@ from gemini_relay.tools.common.progress import CallProgress, SendProgress, run_w
 from gemini_relay.tools.registry import registry
 
 SERVER_NAME = "gemini-relay"
+DOCTOR = "gemini-doctor"  # the one tool a misconfigured server still answers: it shows what is wrong
 ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
 
 
@@ -57,7 +59,7 @@ class RelayServer:
             server = _LowLevelServer(
                 SERVER_NAME,
                 version=__version__,
-                instructions=instructions_for(self.tools, self.upstream),
+                instructions=instructions_for(self.tools, self.upstream, self.deps.problems),
                 on_list_tools=self.list_tools,
                 on_list_prompts=self.list_prompts,
                 on_get_prompt=self.get_prompt,
@@ -126,6 +128,8 @@ class RelayServer:
     ) -> types.CallToolResult:
         """The call's CallToolResult; `deps` is the server's, or a resumed task's (whose engine follows its jobs)."""
         name = tool.name
+        if deps.problems and name != DOCTOR:
+            return _error(name, misconfigured(deps.problems))
         try:
             parsed = tool.input_model.model_validate(arguments)
         except ValidationError as exc:
@@ -134,15 +138,15 @@ class RelayServer:
             reply = await tool.handler(deps, parsed, call)
         except RunFailed as exc:
             logger.info("%s failed (%s): %s", name, exc.reason or "cancelled", exc.message)
-            return _error(name, failure_message(exc))
+            return self._failure(tool, failure_message(exc), unusable=exc.reason is FailureReason.SPAWN_FAILED)
         except InputError as exc:
             logger.info("%s refused: %s", name, exc)
             if exc.field:
-                return _error(name, f"Invalid arguments for {name}: {exc.field}: {exc}")
-            return _error(name, str(exc))
+                return self._failure(tool, f"Invalid arguments for {name}: {exc.field}: {exc}")
+            return self._failure(tool, str(exc))
         except RelayError as exc:
             logger.info("%s failed: %s", name, exc)
-            return _error(name, str(exc))
+            return self._failure(tool, str(exc), unusable=isinstance(exc, BackendUnavailable))
         except Exception:  # top-level handler: the call fails, the server lives
             logger.exception("%s crashed", name)
             return _error(name, "internal error in gemini-relay (details are in the server log)")
@@ -169,6 +173,15 @@ class RelayServer:
             elif link.inline_b64 is not None and mime.startswith("audio/"):
                 content.append(types.AudioContent(type="audio", data=link.inline_b64, mime_type=mime))
         return types.CallToolResult(content=content, structured_content=structured, is_error=False, _meta=reply.meta)
+
+    def _failure(self, tool: AnyTool, message: str, *, unusable: bool = False) -> types.CallToolResult:
+        """A failed call's result. The first reply of the process, failed or not, says which backend runs and why
+        (the registry's notice); a call whose backend cannot be used at all (not installed, no key) also names the
+        other backends and what would make each usable — media runs on its own backend, so not for those."""
+        notices = [notice] if (notice := self.deps.registry.take_notice()) else []
+        if unusable and not notices and tool.toolset is not Toolset.MEDIA:
+            notices += filter(None, [self.deps.registry.alternatives()])
+        return _error(tool.name, "\n\n".join([message, *(f"{NOTICE_MARKER} {n}" for n in notices)]))
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

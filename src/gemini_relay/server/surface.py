@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 
 from gemini_relay.backends.entry import BackendEntry
+from gemini_relay.format import NOTICE_MARKER, misconfigured
 from gemini_relay.tools.common.definition import AnyTool, worded
 from gemini_relay.tools.common.inputs import wire_schema
 
@@ -48,8 +49,11 @@ def tool_entry(tool: AnyTool, upstream: BackendEntry, *, tasks: bool) -> types.T
     )
 
 
-def instructions_for(tools: Sequence[AnyTool], upstream: BackendEntry) -> str:
-    lines = [_INTRO.format(label=upstream.label), "Which tool when:"]
+def instructions_for(tools: Sequence[AnyTool], upstream: BackendEntry, problems: Sequence[str] = ()) -> str:
+    """`problems`: the configuration errors of a server that started anyway; they come first, so the calling agent
+    tells the user instead of retrying calls that are refused."""
+    lines = [f"{NOTICE_MARKER} {misconfigured(problems)}", ""] if problems else []
+    lines += [_INTRO.format(label=upstream.label), "Which tool when:"]
     guided = sorted((tool.when.order, tool.name, worded(tool.when.text, upstream)) for tool in tools if tool.when)
     lines += [f"- {name}: {text}" for _, name, text in guided]
     lines += [_UNTRUSTED, _CONTINUE]

@@ -310,7 +310,7 @@ async def test_malformed_stdout_lines_are_skipped_counted_and_noticed(world: Agy
 async def test_the_invalid_model_scenario_refuses_before_any_conversation(world: AgyWorld) -> None:
     error, record = await fail(world.backend(), spec_for(world, "x [[agy:invalid_model]]"))
     assert "is not recognized as a known model. Available models: gemini-3.8-flash-high" in error.message
-    assert record.session_id is None and error.recovery is None
+    assert record.session_id is None and error.recovery == "Pick a model id from gemini-models."
 
 
 @pytest.mark.parametrize(
@@ -360,3 +360,33 @@ async def test_a_model_agy_fell_back_from_is_named_with_the_model_that_ran(world
 async def test_a_model_that_ran_as_requested_adds_no_notice(world: AgyWorld) -> None:
     outcome, _ = await execute(world.backend(), spec_for(world, "x", model="gemini-3.1-pro-high"))
     assert not any("fell back" in n for n in outcome.notices), outcome.notices
+
+
+async def test_a_signed_out_agy_fails_runs_with_the_way_to_sign_in(world: AgyWorld) -> None:
+    world.install(scenario="signed_out")
+    error, _ = await fail(world.backend(), spec_for(world, "hi"))
+    assert "you are not signed in" in error.message
+    assert error.recovery is not None and error.recovery.startswith("agy is not signed in: run `agy` once")
+
+
+async def test_a_signed_out_agy_is_not_ready_in_the_doctor_and_it_says_how_to_sign_in(world: AgyWorld) -> None:
+    world.install(scenario="signed_out")
+    section = await world.backend().doctor_section()
+    assert section.problems and "run `agy` once in a terminal" in section.problems[0], section.problems
+
+
+@pytest.mark.parametrize(
+    ("status", "fix"),
+    [
+        ("PERMISSION_DENIED", "The credentials may not do this"),
+        ("UNAUTHENTICATED", "agy is not signed in: run `agy` once"),
+        ("INVALID_ARGUMENT", "The API refused part of the request"),
+        ("UNAVAILABLE", "The model is overloaded or down for now"),
+        ("INTERNAL", "The API failed on its side: retry"),
+        ("DEADLINE_EXCEEDED", "The API gave up before it answered"),
+    ],
+)
+async def test_each_api_error_class_agy_reports_comes_with_its_fix(world: AgyWorld, status: str, fix: str) -> None:
+    error, _ = await fail(world.backend(), spec_for(world, f"x [[agy:api_error:{status}]]"))
+    assert f"[{status} (code " in error.message
+    assert error.recovery is not None and fix in error.recovery, error.recovery

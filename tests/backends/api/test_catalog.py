@@ -62,6 +62,16 @@ async def test_doctor_reports_an_unreachable_endpoint(world: ApiWorld) -> None:
     assert [c.name for c in failed] == ["endpoint"] and endpoint in failed[0].detail
 
 
+async def test_doctor_proves_the_key_is_accepted_and_names_the_fix_when_it_is_not(world: ApiWorld) -> None:
+    world.api.reject_key(TEST_KEY)
+    diagnosis = await world.backend().diagnose()
+    failed = [c for c in diagnosis.checks if not c.ok]
+    assert [c.name for c in failed] == ["endpoint"]
+    assert "HTTP 400 INVALID_ARGUMENT: API key not valid" in failed[0].detail
+    assert "set a valid GEMINI_API_KEY (https://aistudio.google.com/apikey)" in failed[0].detail
+    assert TEST_KEY not in failed[0].detail
+
+
 async def test_doctor_reports_a_default_model_the_endpoint_does_not_list(world: ApiWorld) -> None:
     diagnosis = await world.backend(GEMINI_DEFAULT_MODEL="gemini-0-nonexistent").diagnose()
     failed = [c for c in diagnosis.checks if not c.ok]

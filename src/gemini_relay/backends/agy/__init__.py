@@ -32,6 +32,7 @@ ENTRY = BackendEntry(
     detect=_detect,
     absent="agy was not found",
     found_by_binary=("AGY_CLI_PATH", "agy"),
+    enable="install agy (the Antigravity CLI) and sign in once by running `agy` in a terminal",
     preference=10,
     always_diagnosed=True,
     env_prefixes=("AGY_",),

@@ -155,9 +155,9 @@ def parse_go_duration(text: str, name: str = "AGY_PRINT_TIMEOUT") -> float:
     elif _GO_DURATION.fullmatch(raw):
         seconds = sum(float(n) * _GO_UNITS[unit] for n, unit in _GO_PART.findall(raw))
     else:
-        raise ConfigError(f"{name}={text!r} is not a duration such as 44m, 1h30m or 90s")
+        raise ConfigError(f"{name}={text!r} is not a duration such as 44m, 1h30m or 90s", variable=name)
     if not math.isfinite(seconds) or seconds <= 0:
-        raise ConfigError(f"{name}={text!r} must be greater than 0")
+        raise ConfigError(f"{name}={text!r} must be greater than 0", variable=name)
     return seconds
 
 

@@ -86,7 +86,7 @@ class AgyBackend:
         """
         configured = self.section.cli_path
         if configured and self.locate() is None:
-            raise ConfigError(f"AGY_CLI_PATH={configured!r} is missing or not executable")
+            raise ConfigError(f"AGY_CLI_PATH={configured!r} is missing or not executable", variable="AGY_CLI_PATH")
         if self.section.print_timeout:
             parse_go_duration(self.section.print_timeout)
 

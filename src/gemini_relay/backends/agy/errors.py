@@ -14,6 +14,7 @@ import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gemini_relay.backends.advice import api_status_advice, blocked_advice
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed
 from gemini_relay.streams.transcript import Transcript
@@ -41,7 +42,17 @@ _FLAG_ERROR = re.compile(
     r"flag provided but not defined|flag needs an argument|invalid value .* for flag|unknown (?:shorthand )?flag"
 )
 _TIMEOUT_IN_BAND = "timeout waiting for response"  # agy before 1.1.28 reported its print-timeout in band
+_SIGNED_OUT = re.compile(
+    r"not (?:signed|logged) in|sign[- ]?in (?:is )?required|login required|unauthenticated|please (?:sign|log) in",
+    re.IGNORECASE,
+)
+_UNKNOWN_MODEL = re.compile(r"invalid model|unknown model|model .*not (?:found|supported)|available models:", re.I)
+_SAFETY = re.compile(r"safety|blocked by (?:the )?(?:content )?(?:policy|filter)", re.IGNORECASE)
 
+SIGN_IN = (
+    "When agy is not signed in, run `agy` once in a terminal as the user the server runs as (or set USE_ADC=1 for "
+    "Application Default Credentials)."
+)
 PRINT_TIMEOUT_NOTICE = (
     "agy's --print-timeout expired with the turn still in progress, so agy returned only the partial output it had."
 )
@@ -278,13 +289,31 @@ def _failed(lead: str, record: Transcript, stderr: str, *, no_detail: str) -> Ru
     else:
         head = lead + (f" [{agy_error.label}]" if agy_error and agy_error.status else "")
         message = f"{head}: {detail}" if detail else no_detail
+    advice = None if quota or reason is FailureReason.TIMEOUT else _advice(searched, agy_error)
+    continuation = _recovery(record, quota=quota, retryable=retryable)
     return RunFailed(
         message,
         reason=reason,
         retryable=retryable,
         error_id=agy_error.error_id if agy_error else None,
-        recovery=_recovery(record, quota=quota, retryable=retryable),
+        recovery=" ".join(filter(None, [advice, continuation])) or None,
     )
+
+
+def _advice(searched: str, agy_error: AgyErrorLine | None) -> str | None:
+    """The fix for a failure agy reported: signed out, an API error class (its AGY_ERROR status), a model it does not
+    know, a safety block — worded as the other backends word them (backends/advice.py)."""
+    if _SIGNED_OUT.search(searched) or (agy_error is not None and agy_error.status == "UNAUTHENTICATED"):
+        return SIGN_IN.replace("When agy is not signed in, run", "agy is not signed in: run")
+    if agy_error is not None and (agy_error.status or agy_error.code):
+        advice = api_status_advice(agy_error.code, agy_error.status or "", agy_error.short_error)
+        if advice is not None:
+            return advice
+    if _UNKNOWN_MODEL.search(searched):
+        return "Pick a model id from gemini-models."
+    if _SAFETY.search(searched):
+        return blocked_advice("SAFETY")
+    return None
 
 
 def _detail(record: Transcript, stderr: str) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gemini_relay.backends.agy.args import MODEL_ALIASES as AGY_ALIASES
+from gemini_relay.backends.agy.errors import SIGN_IN
 from gemini_relay.backends.agy.models import FALLBACK_MODELS, FALLBACK_NOTICE
 from gemini_relay.backends.agy.sessions import ConversationListing
 from gemini_relay.backends.agy.settings import AgySettings
@@ -76,8 +77,10 @@ async def doctor_section(agy: AgyView) -> DoctorSection:
     lines += [f"- version: {version}", "", "### Login & Quota"]
     reading = await agy.usage()
     if not reading.ok:
+        # /usage asks agy's backend without a turn: it fails for the reasons a run would, signed out first.
         return DoctorSection(
-            [*lines, f"- unavailable: {reading.error}"], [f"agy could not report its quota: {reading.error}"]
+            [*lines, f"- unavailable: {reading.error}"],
+            [f"agy could not report its quota ({reading.error}). {SIGN_IN}"],
         )
     now = datetime.now(UTC)
     problems: list[str] = []

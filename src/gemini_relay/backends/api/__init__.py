@@ -41,6 +41,7 @@ ENTRY = BackendEntry(
     detect=_detect,
     absent="no API key is set",
     found_by_keys=API_KEYS,
+    enable="set GEMINI_API_KEY (a key from https://aistudio.google.com/apikey): no CLI and no Node needed",
     preference=30,
     fallback_model="gemini-2.5-flash",
     agent=False,

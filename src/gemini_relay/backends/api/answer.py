@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from google.genai import types
 
+from gemini_relay.backends.advice import EMPTY_ADVICE, blocked_advice
 from gemini_relay.backends.api.common import COMMAND
 from gemini_relay.core.events import Usage
 from gemini_relay.core.vocabulary import FailureReason
@@ -79,9 +80,10 @@ class AnswerFold:
         reason = self.finish_reason
         if self.prompt_block is not None:
             raise RunFailed(
-                f"{COMMAND} refused the prompt: blocked ({self.prompt_block}); rephrase it.",
+                f"{COMMAND} refused the prompt: blocked ({self.prompt_block})",
                 reason=FailureReason.BACKEND_ERROR,
                 retryable=False,
+                recovery=blocked_advice(self.prompt_block, self.blocked_categories, prompt=True),
             )
         if not text.strip():
             why = f"finishReason {reason}" if reason else "the stream ended without a finish reason"
@@ -92,6 +94,7 @@ class AnswerFold:
                 f"{COMMAND} returned no answer ({why}{blocked}){detail}",
                 reason=FailureReason.BACKEND_ERROR,
                 retryable=not abnormal,  # an empty STOP may go better on a retry; a safety block will not
+                recovery=blocked_advice(reason, self.blocked_categories) if abnormal else EMPTY_ADVICE,
             )
         if reason == _NORMAL:
             return [], False

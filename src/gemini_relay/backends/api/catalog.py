@@ -46,8 +46,8 @@ async def diagnose(env: Mapping[str, str], default_model: str | None) -> Diagnos
     checks.append(Check("credentials", True, auth.describe()))
     try:
         models = await _fetch_models(auth)
-    except RunFailed as exc:
-        checks.append(Check("endpoint", False, exc.message))
+    except RunFailed as exc:  # the fix with it: a refused key is the one setup problem a listing proves
+        checks.append(Check("endpoint", False, " ".join(filter(None, [exc.message, exc.recovery]))))
         return Diagnosis(tuple(checks))
     checks.append(Check("endpoint", True, f"{auth.endpoint} answered models.list ({len(models)} models)"))
     try:

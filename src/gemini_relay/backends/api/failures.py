@@ -11,6 +11,7 @@ from typing import Any
 
 from google.genai import errors as genai_errors
 
+from gemini_relay.backends.advice import BAD_RESPONSE, api_status_advice
 from gemini_relay.backends.api.common import COMMAND
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
@@ -48,7 +49,7 @@ def from_api_error(exc: genai_errors.APIError, *, partial_text: str = "") -> Run
         partial_text=partial_text,
         retryable=code in RETRYABLE_STATUS if code is not None else None,
         http_status=code,
-        recovery=_recovery(code, status),
+        recovery=api_status_advice(code, status, message),
     )
 
 
@@ -70,17 +71,8 @@ def from_bad_response(exc: BaseException, *, partial_text: str = "") -> RunFaile
         reason=FailureReason.BACKEND_ERROR,
         partial_text=partial_text,
         retryable=True,
+        recovery=BAD_RESPONSE,
     )
-
-
-def _recovery(code: int | None, status: str) -> str | None:
-    if code in (401, 403) or status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
-        return "Check GEMINI_API_KEY (or GOOGLE_API_KEY): the API refused it."
-    if code == 404:
-        return "Pick a model id from gemini-models."
-    if code == 429:
-        return "Wait for the quota to refill, or pass a different model."
-    return None
 
 
 def _one_line(text: str) -> str:

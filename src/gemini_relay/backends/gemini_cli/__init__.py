@@ -30,6 +30,7 @@ ENTRY = BackendEntry(
     detect=_detect,
     found_by_binary=("GEMINI_CLI_PATH", "gemini"),
     absent="the Gemini CLI was not found",
+    enable="install the Gemini CLI (`npm install -g @google/gemini-cli`, Node 20+) and give it GEMINI_API_KEY",
     preference=20,
     default_choice=True,
     fallback_model="gemini-2.5-flash",

@@ -12,6 +12,7 @@ import gemini_relay.backends.gemini_cli.surface as surface
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.gemini_cli.args import build_invocation
+from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
 from gemini_relay.backends.gemini_cli.errors import classify_exit
 from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
@@ -127,7 +128,7 @@ class GeminiCliBackend:
         failure = classify_exit(run.exit.returncode, seen, run.exit.stderr, truncation=decoder.truncation())
         if failure is not None:
             logger.info("gemini exited %d (%s)", run.exit.returncode, failure.reason)
-            raise failure
+            raise with_auth_fix(failure, env, spec.cwd)
         # The CLI's per-model stats name the model that answered (a quota fallback is otherwise silent).
         fell_back = served_notice("gemini", inv.model, seen.finished.models if seen.finished else ())
         if fell_back:

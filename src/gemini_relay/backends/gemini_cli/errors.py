@@ -6,6 +6,7 @@ import json
 import re
 import signal
 
+from gemini_relay.backends.advice import BAD_RESPONSE, DOCTOR, api_status_advice, blocked_advice
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
 from gemini_relay.streams.transcript import Transcript
@@ -26,6 +27,22 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # The CLI wraps API errors as `[API Error: <text>]`; after a 429 it adds its own advice for the terminal app ("…or
 # switch to another /auth method"), which ACP does not send: dropped, so both paths word a failure alike.
 _API_ERROR = "[API Error: "
+AUTH_RECOVERY = f"gemini-doctor names the auth type the Gemini CLI picked and what it still needs; {DOCTOR}."
+NETWORK = (
+    "Retry; if it keeps failing, check the network, or GOOGLE_GEMINI_BASE_URL when it points the CLI at another "
+    "endpoint (gemini-doctor checks that endpoint and the key)."
+)
+# The CLI's words for an answer body it could not read (what a proxy's error page or a broken gateway gets).
+_GARBLED = ("incomplete json", "unexpected token", "is not valid json", "failed to parse")
+# The CLI's words for an answer its stream check refused -> the finish reason (its bundle's InvalidStreamError texts).
+_STOP_WORDS = (
+    ("safety", "SAFETY"),
+    ("recitation", "RECITATION"),
+    ("other policy", "OTHER"),
+    ("(other)", "OTHER"),
+    ("token limit", "MAX_TOKENS"),
+    ("malformed function call", "MALFORMED_FUNCTION_CALL"),
+)
 
 
 def classify_exit(
@@ -47,15 +64,11 @@ def classify_exit(
         return RunFailed(
             f"Gemini returned no usable answer: {detail or 'the model sent an empty or blocked response'}",
             reason=_reason(detail),
+            recovery=blocked_advice(_stop_reason(detail)),
         )
     match returncode:
         case 41:
-            return RunFailed(
-                "Gemini CLI authentication failed"
-                + (f": {detail.rstrip('.')}" if detail else "")
-                + ". Set GEMINI_API_KEY (or GOOGLE_API_KEY / Vertex AI settings) in the server's env, "
-                "or run `gemini` once in a terminal to sign in.",
-            )
+            return auth_failure(detail)
         case 42:
             if "already exists" in detail:
                 # Only a fresh run names its session (--session-id): a clash is a fluke, and a retry picks a new id.
@@ -88,6 +101,24 @@ def classify_exit(
     return RunFailed(f"gemini exited {returncode}" + (f": {detail}" if detail else " (no error output)"))
 
 
+def auth_failure(detail: str) -> RunFailed:
+    """The CLI refused to start for its auth (cold: exit 41; warm: -32000). The backend replaces the recovery with
+    the precise fix when it can read the CLI's settings (auth.auth_fix)."""
+    return RunFailed(
+        "Gemini CLI authentication failed" + (f": {detail.rstrip('.:')}" if detail else ""),
+        recovery=AUTH_RECOVERY,
+    )
+
+
+def _stop_reason(detail: str) -> str | None:
+    """The finish reason behind the CLI's words for an invalid stream (its SAFETY_BLOCKED_MESSAGE, …)."""
+    lowered = detail.lower()
+    for words, reason in _STOP_WORDS:
+        if words in lowered:
+            return reason
+    return None
+
+
 def api_error(status: int, detail: str) -> RunFailed:
     """An error answer of the API with its HTTP status (cold: the exit code says it; warm: the JSON-RPC code)."""
     failure = _api_error(status, detail or "no details")
@@ -96,22 +127,24 @@ def api_error(status: int, detail: str) -> RunFailed:
 
 
 def _api_error(status: int, text: str) -> RunFailed:
+    advice = api_status_advice(status, "", text)
     if status == 429:
         return RunFailed(
             f"Gemini API quota or rate limit exhausted (HTTP 429): {text}",
             reason=FailureReason.QUOTA_EXHAUSTED,
             retryable="daily" not in text.lower() and "PerDay" not in text,
+            recovery=advice,
         )
     if status in (500, 502, 503, 504):
         label = "is overloaded or unavailable" if status in (502, 503, 504) else "had an internal error"
-        return RunFailed(f"The Gemini API {label} (HTTP {status}): {text}", retryable=True)
+        return RunFailed(f"The Gemini API {label} (HTTP {status}): {text}", retryable=True, recovery=advice)
     if status in (401, 403):
-        return RunFailed(f"The Gemini API refused the credentials (HTTP {status}): {text}")
+        return RunFailed(f"The Gemini API refused the credentials (HTTP {status}): {text}", recovery=advice)
     if status == 404:
         return RunFailed(
             f"Model not found (HTTP 404): {text.rstrip('.')}. See gemini-models for the ids this backend accepts."
         )
-    return RunFailed(f"The Gemini API rejected the request (HTTP {status}): {text}")
+    return RunFailed(f"The Gemini API rejected the request (HTTP {status}): {text}", recovery=advice)
 
 
 def generic_failure(detail: str) -> RunFailed:
@@ -120,8 +153,9 @@ def generic_failure(detail: str) -> RunFailed:
     if "not found" in lowered and "model" in lowered or "modelnotfound" in lowered:
         return RunFailed(f"Model not found: {detail.rstrip('.')}. See gemini-models for the ids this backend accepts.")
     if "fetch failed" in lowered or "econnrefused" in lowered or "terminated" in lowered:
-        return RunFailed(f"Network error talking to the Gemini API: {detail}", retryable=True)
-    return RunFailed(f"gemini failed: {detail}", reason=_reason(detail))
+        return RunFailed(f"Network error talking to the Gemini API: {detail}", retryable=True, recovery=NETWORK)
+    garbled = any(words in lowered for words in _GARBLED)
+    return RunFailed(f"gemini failed: {detail}", reason=_reason(detail), recovery=BAD_RESPONSE if garbled else None)
 
 
 def _reason(detail: str) -> FailureReason:

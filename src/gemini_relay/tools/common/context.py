@@ -35,6 +35,9 @@ class Deps:
     chunks: ChunkCache = field(default_factory=ChunkCache)
     background: TaskGroup | None = None  # owned by the transport: gemini-run jobs and adopted jobs run here
     own_host: Host | None = None  # GEMINI_RELAY_HOST=off: the executor runs in this server, for as long as it serves
+    # Configuration errors of a server that started anyway (app.explained_deps): while there is one, every call but
+    # gemini-doctor is refused with them, and nothing is warmed, adopted or run.
+    problems: tuple[str, ...] = ()
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
@@ -89,6 +92,8 @@ class Deps:
     async def warm_up(self) -> None:
         """Probe the active backend in the background, so the first call does not pay for `--help`, and boot the
         warm processes (here when this server owns the pools, else in the relay host) so the first call is warm too."""
+        if self.problems:
+            return
         self.registry.prewarm()
         prewarm_host = getattr(self.jobs, "prewarm", None)  # the executor owns the warm pools
         # Only when there is a warm CLI to boot: a server of the API or agy backend starts no host ahead of a call.

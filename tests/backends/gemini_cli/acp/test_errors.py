@@ -6,6 +6,7 @@ from gemini_relay.backends.capacity import capacity_of
 from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure, session_failure
 from gemini_relay.backends.gemini_cli.acp.wire import AcpRpcError
 from gemini_relay.core.vocabulary import FailureReason
+from gemini_relay.errors import RunFailed
 
 
 def test_a_quota_error_is_classified_as_capacity_with_its_http_status() -> None:
@@ -36,7 +37,8 @@ def test_an_unknown_conversation_names_the_id_and_the_way_out() -> None:
 
 def test_a_missing_key_is_an_authentication_failure() -> None:
     failure = session_failure(AcpRpcError(-32000, "Gemini API key is missing or not configured."), None)
-    assert "authentication failed" in str(failure) and "GEMINI_API_KEY" in str(failure)
+    assert isinstance(failure, RunFailed) and "authentication failed" in failure.message
+    assert failure.recovery is not None and "gemini-doctor" in failure.recovery
 
 
 def test_a_raw_api_error_body_is_reduced_to_the_apis_message_like_the_cold_path() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from gemini_relay.backends.advice import api_status_advice
 from gemini_relay.backends.api.common import COMMAND
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
@@ -71,6 +72,7 @@ def from_media_error(exc: MediaApiError, *, model: str | None, file_uris: list[s
         reason=FailureReason.QUOTA_EXHAUSTED if quota else FailureReason.BACKEND_ERROR,
         retryable=exc.code in (429, 500, 503, 504),
         http_status=exc.code,
+        recovery=api_status_advice(exc.code, exc.status, exc.message),
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator
 
 import anyio
 
+from gemini_relay.backends.advice import EMPTY_ADVICE
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure
@@ -22,6 +23,7 @@ from gemini_relay.backends.gemini_cli.acp.pool import WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configure
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
 from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, with_schema_instruction
+from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import with_call_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
@@ -88,16 +90,20 @@ class AcpBackend:
             yield RunNotice(notice)
         deadline = anyio.current_time() + spec.timeout_seconds
         launch = self.launch()
-        async with self._pool.lease(launch, spec.conversation_id, spec.cwd, mode=mode, model=model) as lease:
-            await _configure(lease, mode, model)
-            session_id = lease.session.session_id
-            yield SessionStarted(session_id=session_id, model=model or lease.session.model)
-            translator = UpdateTranslator(session_id)
-            # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
-            turn = _prompt(lease, prompt, mode, model, translator, deadline, spec.timeout_seconds)
-            async with contextlib.aclosing(turn):
-                async for event in turn:
-                    yield event
+        try:
+            async with self._pool.lease(launch, spec.conversation_id, spec.cwd, mode=mode, model=model) as lease:
+                await _configure(lease, mode, model)
+                session_id = lease.session.session_id
+                yield SessionStarted(session_id=session_id, model=model or lease.session.model)
+                translator = UpdateTranslator(session_id)
+                # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
+                turn = _prompt(lease, prompt, mode, model, translator, deadline, spec.timeout_seconds)
+                async with contextlib.aclosing(turn):
+                    async for event in turn:
+                        yield event
+        except RunFailed as exc:
+            with_auth_fix(exc, launch.env, spec.cwd)  # the generic auth advice becomes the precise fix
+            raise
 
     def _prepare(self, spec: RunSpec) -> tuple[str, str | None, list[str]]:
         """The prompt text, the model id (None: the CLI's default) and the notices for options not honoured."""
@@ -209,7 +215,8 @@ def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
         # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which).
         raise RunFailed(
             "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
-            "does not say which: an empty answer, a safety or recitation block, or no finish reason)"
+            "does not say which: an empty answer, a safety or recitation block, or no finish reason)",
+            recovery=EMPTY_ADVICE,
         )
     return translator.finished(item.payload)
 

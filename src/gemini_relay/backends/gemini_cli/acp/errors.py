@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from gemini_relay.backends.gemini_cli.acp.wire import AcpRpcError
-from gemini_relay.backends.gemini_cli.errors import api_error, clean_detail, generic_failure
+from gemini_relay.backends.gemini_cli.errors import api_error, auth_failure, clean_detail, generic_failure
 from gemini_relay.errors import InputError, RunFailed
 
 _AUTH_CODE = -32000
@@ -25,7 +25,7 @@ def prompt_failure(error: AcpRpcError, *, partial_text: str = "") -> RunFailed:
     if status is not None:
         failure = api_error(status, text)
     elif error.code == _AUTH_CODE:
-        failure = auth_failure(error)
+        failure = auth_failure((error.details or error.message).strip())
     else:
         failure = generic_failure(text)
     failure.partial_text = partial_text
@@ -40,20 +40,10 @@ def _is_api_error_body(text: str) -> bool:
     return isinstance(body, dict) and isinstance(body.get("error"), dict)  # pyright: ignore[reportUnknownMemberType]
 
 
-def auth_failure(error: AcpRpcError) -> RunFailed:
-    detail = (error.details or error.message).strip().rstrip(".")
-    return RunFailed(
-        "Gemini CLI authentication failed"
-        + (f": {detail}" if detail else "")
-        + ". Set GEMINI_API_KEY (or GOOGLE_API_KEY / Vertex AI settings) in the server's env, "
-        "or run `gemini` once in a terminal to sign in.",
-    )
-
-
 def session_failure(error: AcpRpcError, conversation_id: str | None) -> RunFailed | InputError:
     """The failure for an error answer to `session/new` or `session/load`."""
     if error.code == _AUTH_CODE:
-        return auth_failure(error)
+        return auth_failure((error.details or error.message).strip())
     text = error.details or error.message
     if conversation_id is not None and any(w in text for w in _NOT_FOUND_WORDING):
         return RunFailed(

@@ -1,0 +1,130 @@
+"""gemini-doctor proves readiness: for the real Gemini CLI against the emulator, doctor says ready exactly when the
+next run works, and for each setup that breaks runs it names the one change that fixes it — the auth type the CLI
+picks from its settings and environment (a set GEMINI_API_KEY is not enough), folder trust, a key the API refuses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.fakes.gemini_home import CLI_SETTINGS
+from tests.harness import Relay
+from tests.test_server_surface import text_of
+
+pytestmark = pytest.mark.anyio
+
+
+def settings_without(*path: str) -> dict[str, Any]:
+    """The test home's settings.json with one key taken out (`"security", "folderTrust"`)."""
+    settings: dict[str, Any] = json.loads(json.dumps(CLI_SETTINGS))
+    node = settings
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+    return settings
+
+
+@dataclass(frozen=True)
+class Setup:
+    id: str
+    ready: bool
+    fix: str  # in doctor's problems when not ready; in its auth or trust line when ready
+    said: str = ""  # what the failed run's answer says (its fix), when not ready
+    settings: dict[str, Any] | None = None  # the CLI home's settings.json instead of the isolated one
+    env: dict[str, str | None] | None = None
+    prepare: Callable[[Relay], None] | None = None
+
+
+def project_env_file(relay: Relay) -> None:
+    (relay.project / ".env").write_text("GOOGLE_GENAI_USE_VERTEXAI=true\n", encoding="utf-8")
+
+
+def trusted_folder(relay: Relay) -> None:
+    rules = {str(relay.project): "TRUST_FOLDER"}
+    (relay.home / ".gemini" / "trustedFolders.json").write_text(json.dumps(rules), encoding="utf-8")
+
+
+def rejected_key(relay: Relay) -> None:
+    relay.api.reject_key("dummy")
+
+
+NO_AUTH = settings_without("security", "auth")
+NO_TRUST = settings_without("security", "folderTrust")
+GATEWAY = {**CLI_SETTINGS, "security": {**CLI_SETTINGS["security"], "auth": {"selectedType": "gateway"}}}
+SELECT_API_KEY = 'Add {"security": {"auth": {"selectedType": "gemini-api-key"}}} to'
+UNSET_VERTEX = "Unset GOOGLE_GENAI_USE_VERTEXAI to use GEMINI_API_KEY"
+SELECTED = 'Set security.auth.selectedType to "gemini-api-key" (or "vertex-ai") in'
+SET_KEY = "Set GEMINI_API_KEY in the server's env"
+TRUST = "Set GEMINI_CLI_TRUST_WORKSPACE=true in the server's env"
+SETUPS = [
+    Setup("isolated", True, "gemini-api-key (security.auth.selectedType in"),
+    Setup("base URL without selectedType", False, SELECT_API_KEY, SELECT_API_KEY, settings=NO_AUTH),
+    Setup(
+        "Vertex AI switch beats the key",
+        False,
+        UNSET_VERTEX,
+        UNSET_VERTEX,
+        settings=NO_AUTH,
+        env={"GOOGLE_GENAI_USE_VERTEXAI": "true"},
+    ),  # fmt: skip
+    Setup(
+        "Vertex AI switch in the project's .env",
+        False,
+        UNSET_VERTEX,
+        UNSET_VERTEX,
+        settings=NO_AUTH,
+        prepare=project_env_file,
+    ),  # fmt: skip
+    Setup("gateway selected", False, SELECTED, SELECTED, settings=GATEWAY),
+    Setup("key unset", False, SET_KEY, SET_KEY, env={"GEMINI_API_KEY": None}),
+    Setup("untrusted folder", False, TRUST, "GEMINI_CLI_TRUST_WORKSPACE=true", settings=NO_TRUST),
+    Setup(
+        "trusted by the env",
+        True,
+        "is trusted (GEMINI_CLI_TRUST_WORKSPACE=true)",
+        settings=NO_TRUST,
+        env={"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+    ),  # fmt: skip
+    Setup(
+        "trusted by trustedFolders.json", True, "trusts it (TRUST_FOLDER)", settings=NO_TRUST, prepare=trusted_folder
+    ),  # fmt: skip
+    Setup(
+        "key refused by the API",
+        False,
+        "Set a GEMINI_API_KEY the API accepts (https://aistudio.google.com/apikey)",
+        "The API refused the key: set a valid GEMINI_API_KEY",
+        prepare=rejected_key,
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize("setup", SETUPS, ids=[s.id for s in SETUPS])
+async def test_doctor_says_ready_exactly_when_a_run_works_and_names_the_fix(relay: Relay, setup: Setup) -> None:
+    if setup.settings is not None:
+        (relay.home / ".gemini" / "settings.json").write_text(json.dumps(setup.settings), encoding="utf-8")
+    if setup.prepare is not None:
+        setup.prepare(relay)
+    async with relay.client(**(setup.env or {})) as client:
+        doctor = await client.call_tool("gemini-doctor", {})
+        ask = await client.call_tool("gemini-ask", {"prompt": "[[fake:echo:works]]"})
+    structured = doctor.structured_content
+    assert structured is not None
+    assert structured["ready"] is setup.ready, text_of(doctor)
+    assert ask.is_error is not setup.ready, text_of(ask)  # doctor was right about the run
+    if setup.ready:
+        assert setup.fix in text_of(doctor)
+    else:
+        assert any(setup.fix in problem for problem in structured["problems"]), structured["problems"]
+        assert setup.said in text_of(ask)  # the failed run names the fix too
+    assert not [r for r in relay.api.requests if r.kind not in ("main", "router", "models", "rejected_key")]
+
+
+async def test_the_key_check_spends_no_tokens(relay: Relay) -> None:
+    async with relay.client() as client:
+        doctor = await client.call_tool("gemini-doctor", {})
+    assert "accepted the key (a models listing, no tokens)" in text_of(doctor)
+    assert [r.kind for r in relay.api.requests] == ["models"]
