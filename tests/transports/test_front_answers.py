@@ -69,6 +69,7 @@ def test_an_explicit_backend_is_known_by_any_of_its_spellings_and_a_misspelling_
     answers = shipped()
     assert answers.backend("Antigravity", {}) == "agy" and answers.backend(" api ", {}) == "api"
     assert answers.backend("gemeni", {}) is None  # the server explains it in its own answers
+    assert answers.backend("agy", {"AGY_CLI_PATH": "/nonexistent/agy"}) is None  # and so a missing explicit binary
 
 
 async def test_versions_outside_the_handshake_get_what_the_sdk_negotiates(tmp_path: Path) -> None:

@@ -50,7 +50,11 @@ class FrontAnswers:
         the registry accepts; unset, the automatic choice made from the entries' own detection data (a binary on
         PATH or at its variable, a key); None for a name we do not know (the server explains it itself)."""
         if chosen:
-            return self._spellings.get(chosen.strip().lower())
+            name = self._spellings.get(chosen.strip().lower())
+            rule = next((r for r in self._data["choice"] if r["backend"] == name), None)
+            configured = env.get(rule["binary"][0], "").strip() if rule and rule["binary"] else ""
+            # An explicit binary that is not there is a configuration error the server explains in its answers.
+            return None if configured and not _executable(configured, env) else name
         for rule in self._data["choice"]:
             binary, keys = rule["binary"], rule["keys"]
             if binary and _executable(env.get(binary[0], "").strip() or binary[1], env):
