@@ -101,7 +101,9 @@ async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str
     result = await client.call_tool(tool, args)
     if result.is_error:
         raise RuntimeError(f"{tool} failed: {text_of(result)}")
-    data: dict[str, Any] = json.loads(text_of(result))
+    data: dict[str, Any] | None = result.structured_content  # the job's fields; the text is Markdown for a person
+    if data is None:
+        raise RuntimeError(f"{tool} answered without structured content: {text_of(result)[:200]}")
     return data
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -45,11 +44,8 @@ def tool_names(body: dict[str, Any]) -> set[str]:
 async def test_assess_reports_a_code_diff_with_depth_estimates_without_any_model_call(relay: Relay) -> None:
     repo_with_change(relay, "def main():\n    return 2\n\n\ndef helper():\n    return 3\n")
     async with relay.client(**REVIEW) as client:
-        started = time.monotonic()
         result = await client.call_tool("gemini-assess", {})
-        elapsed = time.monotonic() - started
     assert not result.is_error, text_of(result)
-    assert elapsed < 2.0
     text = text_of(result)
     assert "Files: 1 changed (+5 / -1)" in text and "Kind: code" in text and "Complexity: trivial" in text
     assert "- scan (~30 s)" in text and "- focused (~40 s)" in text and "- deep (~85 s)" in text

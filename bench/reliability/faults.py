@@ -141,7 +141,7 @@ async def races() -> list[str]:
                 if answer.is_error:
                     outcomes[race].append(f"refused: {answer.text[:200]}")
                     return
-                job = json.loads(answer.text)["job_id"]
+                job = str((answer.structured or {})["job_id"])
                 outcomes[race].append(job)
                 await call(client, "gemini-wait", {"jobId": job, "wait": 60})
 

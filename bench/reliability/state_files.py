@@ -163,7 +163,7 @@ async def hostile_job(w: World) -> list[str]:
     """A job record others may write: its meta is what a supervisor runs, and what gemini-status reports."""
     async with w.relay.client() as client:
         started = await call(client, "gemini-run", {"prompt": "hello"})
-        job_id = str(json.loads(started.text)["job_id"])
+        job_id = str((started.structured or {})["job_id"])
         await call(client, "gemini-wait", {"jobId": job_id})
         meta = w.store.dir(job_id) / "meta.json"
         data = json.loads(meta.read_text(encoding="utf-8"))

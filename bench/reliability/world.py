@@ -34,6 +34,7 @@ class Answer:
     text: str
     is_error: bool
     meta: dict[str, Any]
+    structured: dict[str, Any] | None = None  # the data of a job tool's answer (its text is Markdown for a person)
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -44,7 +45,7 @@ async def call(client: Client, tool: str, args: dict[str, Any], bound: float = C
     """One call answered within `bound` (TimeoutError otherwise: a hang)."""
     with anyio.fail_after(bound):
         result = await client.call_tool(tool, args, **kw)
-    return Answer(text_of(result), bool(result.is_error), dict(result.meta or {}))
+    return Answer(text_of(result), bool(result.is_error), dict(result.meta or {}), result.structured_content)
 
 
 def refused_properly(tool: str, answer: Answer) -> bool:

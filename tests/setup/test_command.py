@@ -60,7 +60,7 @@ def test_the_written_command_starts_this_relay_from_any_folder(home: SetupHome) 
         [command, "--version"], cwd="/", capture_output=True, text=True, timeout=WAIT, check=False, env={}
     )
     assert Path(command).is_absolute()
-    assert ran.stdout.strip() == f"gemini-relay {__version__}"
+    assert ran.stdout.strip().startswith(f"gemini-relay {__version__} (the tool surface of gemini-relay ")
 
 
 def test_python_dash_m_gemini_relay_setup_writes_the_same_entry(home: SetupHome) -> None:
