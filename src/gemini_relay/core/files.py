@@ -55,7 +55,7 @@ def write_file(path: Path, data: bytes, *, jailed: bool = False, private: bool =
                     handle.flush()
                     os.fsync(handle.fileno())
             os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
-        except BaseException:
+        except BaseException:  # cleanup, re-raised: no temporary file is left behind
             _unlink_quietly(tmp, folder)
             raise
         if durable:
@@ -102,7 +102,7 @@ def _open_jailed(folder: Path, private: bool) -> int:
                 raise LinkInPath(exc.errno, moved, str(absolute)) from None
             os.close(fd)
             fd = child
-    except BaseException:
+    except BaseException:  # cleanup, re-raised: the descriptor is not leaked
         os.close(fd)
         raise
     return fd

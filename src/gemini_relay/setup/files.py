@@ -81,7 +81,7 @@ def replace_file(path: Path, data: bytes, mode: int) -> None:
             os.fchmod(out.fileno(), mode)
             os.fsync(out.fileno())
         Path(scratch).replace(target)
-    except BaseException:
+    except BaseException:  # cleanup, re-raised: no scratch file is left beside the config
         Path(scratch).unlink(missing_ok=True)
         raise
 

@@ -353,7 +353,7 @@ class Host:
             try:
                 self.runner.lock_for(job_id, meta.spec.conversation_id)
                 registry = self.registries.get(env, meta.spec.cwd)
-            except BaseException:
+            except BaseException:  # cleanup, re-raised: a job that cannot start holds no lock
                 self.runner.release(job_id)
                 raise
             self._start(record, registry)
