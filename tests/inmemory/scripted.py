@@ -8,7 +8,7 @@ waits for (a progress keepalive), so nothing sleeps. Every RunSpec it was given 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -80,7 +80,7 @@ class ScriptedBackend:
     async def help_text(self) -> str:
         return "Usage: scripted [options]"
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         self.specs.append(spec)
         script = self._queue.pop(0) if self._queue else answer(f"Scripted answer to: {spec.prompt}")
         session = spec.conversation_id or str(uuid.uuid4())

@@ -7,7 +7,7 @@ running, then waits until the test releases it (or fails it). Tests synchronise 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,7 @@ class ScriptedBackend:
         self.scripts[prompt] = Script(**kwargs)
         return self.scripts[prompt]
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         script = self.scripts[spec.prompt]
         self.admitted.append(spec.prompt)
         self.running += 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Protocol
 
 from gemini_relay.core.events import AgentEvent
@@ -37,4 +37,4 @@ class Backend(Protocol):
         """Raise InputError (with `field`) for a request this backend would refuse; called before a job exists."""
         ...
 
-    def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]: ...
+    def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]: ...

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,7 @@ async def stream_cli(
     grace: float,
     install_hint: str,
     run: CliRun,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncGenerator[AgentEvent, None]:
     """Run one CLI process: its decoded events are folded into `seen` and yielded as they arrive — except the
     upstream's own `Finished`, which is only folded: the backend yields the verdict once it has classified the exit.
 
@@ -45,11 +46,12 @@ async def stream_cli(
     try:
         async with open_group(ProcessSpec(argv=argv, env=env, cwd=cwd, stdin=stdin), grace=grace) as proc:
             yield seen.apply(Spawned(proc.pid))
-            async for chunk in proc.chunks():
-                for event in decoder.push(chunk):
-                    seen.apply(event)
-                    if not isinstance(event, Finished):
-                        yield event
+            async with aclosing(proc.chunks()) as chunks:
+                async for chunk in chunks:
+                    for event in decoder.push(chunk):
+                        seen.apply(event)
+                        if not isinstance(event, Finished):
+                            yield event
             for event in decoder.flush():
                 seen.apply(event)
                 if not isinstance(event, Finished):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import IO
@@ -41,7 +41,7 @@ class GroupProcess:
         self._grace = grace
         self.pid = proc.pid
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         """stdout in arrival order, until EOF or (leader gone and the group stopped) plus a bounded drain."""
         stdout = self._proc.stdout
         assert stdout is not None

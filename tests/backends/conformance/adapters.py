@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanage
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
@@ -47,8 +47,8 @@ class Behaviour(StrEnum):
 
 
 def open_run(backend: Backend, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
-    """`backend.run(spec)` as the async generator every backend's run is, so `aclosing` can close it."""
-    return cast(AsyncGenerator[AgentEvent, None], backend.run(spec))
+    """`backend.run(spec)`: an async generator, so `aclosing` can close it."""
+    return backend.run(spec)
 
 
 def processes_with_env(key: str, value: str) -> list[int]:
@@ -118,6 +118,10 @@ class Adapter:
 
     def upstream_processes(self) -> list[int]:
         raise NotImplementedError
+
+    def run_processes(self) -> list[int]:
+        """The processes that exist only for the current run (a warm pool's process serves the next one)."""
+        return self.upstream_processes()
 
     async def assert_stopped(self, backend: Backend) -> None:
         """After a run was closed mid-answer: its upstream stopped (no process of the run left)."""
@@ -211,6 +215,9 @@ class AcpWorld(CliWorld):
 
     def running(self) -> AbstractAsyncContextManager[Backend]:
         return self._warm()
+
+    def run_processes(self) -> list[int]:
+        return []
 
     async def assert_stopped(self, backend: Backend) -> None:
         # The warm process outlives a run by design (it serves the next one): the closed turn must have been

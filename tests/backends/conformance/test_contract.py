@@ -99,6 +99,8 @@ async def test_closing_the_run_mid_answer_stops_the_upstream(upstream: Adapter) 
                 async for event in events:
                     if isinstance(event, TextDelta):
                         break
+        # Closing returns once the upstream is stopped: never left to the garbage collector of a nested stream.
+        assert upstream.run_processes() == [], f"{upstream.name}: closing returned with the upstream running"
         closed = time.monotonic()
         await upstream.assert_stopped(backend)
         assert time.monotonic() - closed <= STOP_BOUND * 2

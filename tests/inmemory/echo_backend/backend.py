@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from gemini_relay.backends.capabilities import DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
@@ -41,7 +41,7 @@ class EchoBackend:
     def check(self, spec: RunSpec) -> None:
         check_spec(spec)
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         session = spec.conversation_id or str(uuid.uuid4())
         yield SessionStarted(session, model=MODEL)
         yield TextDelta(self._prefix + spec.prompt)

@@ -8,7 +8,8 @@ once per binary (floor 1.1.15), and `agy --help` decides which flags are sent.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -222,7 +223,7 @@ class AgyBackend:
             )
         )
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         binary = self.require_binary()
         await self.version(binary)
         caps = await self.capabilities()
@@ -248,8 +249,9 @@ class AgyBackend:
             yield seen.apply(SessionStarted("", model=inv.model))
         decoder = AgyDecoder()
         run = CliRun()
-        async for event in self._execute(seen, inv, _physical(spec.cwd), decoder, run):
-            yield event
+        async with aclosing(self._execute(seen, inv, _physical(spec.cwd), decoder, run)) as events:
+            async for event in events:
+                yield event
         assert run.exit is not None
         exit_ = run.exit
         if decoder.skipped:
@@ -277,7 +279,7 @@ class AgyBackend:
 
     def _execute(
         self, seen: Transcript, inv: Invocation, cwd: Path, decoder: AgyDecoder, run: CliRun
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """One agy process for this run (a warm subclass serves turns from a live one); fills `run.exit`."""
         return stream_cli(
             seen,

@@ -17,7 +17,8 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -120,10 +121,11 @@ class WarmAgyBackend(AgyBackend):
 
     async def _execute(
         self, seen: Transcript, inv: Invocation, cwd: Path, decoder: AgyDecoder, run: CliRun
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         if self._stack is None or not inv.prompt_on_stdin or inv.stdin is None:
-            async for event in super()._execute(seen, inv, cwd, decoder, run):
-                yield event
+            async with aclosing(super()._execute(seen, inv, cwd, decoder, run)) as events:
+                async for event in events:
+                    yield event
             return
         key = (*_without_conversation(inv.argv), str(cwd))
         live, stale = self._take(seen.spec.conversation_id, key)
@@ -137,8 +139,11 @@ class WarmAgyBackend(AgyBackend):
         try:
             yield seen.apply(Spawned(live.pid))
             offset = live.stderr_size()
-            async for event in _turn(live, inv.stdin, seen, decoder, run, offset, self._settings.kill_grace):
-                yield event
+            async with aclosing(
+                _turn(live, inv.stdin, seen, decoder, run, offset, self._settings.kill_grace)
+            ) as events:
+                async for event in events:
+                    yield event
             turn_done = seen.finished is not None and run.exit is not None and run.exit.returncode == 0
             if live.alive and turn_done and seen.session_id and self._stack is not None:  # not after aclose
                 live.conversation = seen.session_id
@@ -224,7 +229,7 @@ class WarmAgyBackend(AgyBackend):
 
 async def _turn(
     live: _Live, line: bytes, seen: Transcript, decoder: AgyDecoder, run: CliRun, offset: int, grace: float
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncGenerator[AgentEvent, None]:
     """Write one user line and decode until the turn's `result`; fills run.exit like a process of its own would:
     0 with this turn's stderr, or the real exit when agy ends (it does right after a failed turn)."""
     assert live.proc.stdin is not None and live.proc.stdout is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -185,8 +186,9 @@ class ApiBackend:
         if spec.media is not None:
             from gemini_relay.backends.api.media.run import run_media  # noqa: PLC0415 - loads the SDK
 
-            async for event in run_media(self.auth(), spec, self._settings.state_dir):
-                yield event
+            async with aclosing(run_media(self.auth(), spec, self._settings.state_dir)) as events:
+                async for event in events:
+                    yield event
             return
         from gemini_relay.backends.api.runner import Exchange  # noqa: PLC0415 - loads the SDK
 
@@ -206,8 +208,9 @@ class ApiBackend:
             "gemini-api: model %s, conversation %s, %d earlier turn(s)", request.model, conversation_id, len(history)
         )
         exchange = Exchange(auth, request, timeout=spec.timeout_seconds, stream=self._stream)
-        async for piece in exchange.pieces(history, spec.prompt):
-            yield TextDelta(piece)
+        async with aclosing(exchange.pieces(history, spec.prompt)) as pieces:
+            async for piece in pieces:
+                yield TextDelta(piece)
         fold = exchange.fold
         notices, partial = fold.verdict()
         for notice in notices:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from pathlib import Path
 
 import gemini_relay.backends.gemini_cli.surface as surface
@@ -87,7 +88,7 @@ class GeminiCliBackend:
     async def version(self) -> ProbeResult:
         return await self._probes.get(self.require_binary(), "--version", self.env(), self._settings.project_root)
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         binary = self.require_binary()
         probe = await self.help()
         flags = parse_flags(probe.text) if probe.ok else None
@@ -108,18 +109,21 @@ class GeminiCliBackend:
         decoder = GeminiCliDecoder()
         run = CliRun()
         try:
-            async for event in stream_cli(
-                seen,
-                inv.argv,
-                env=env,
-                cwd=spec.cwd,
-                stdin=inv.stdin.encode("utf-8"),
-                decoder=decoder,
-                grace=self._settings.kill_grace,
-                install_hint=INSTALL_HINT,
-                run=run,
-            ):
-                yield event
+            async with aclosing(
+                stream_cli(
+                    seen,
+                    inv.argv,
+                    env=env,
+                    cwd=spec.cwd,
+                    stdin=inv.stdin.encode("utf-8"),
+                    decoder=decoder,
+                    grace=self._settings.kill_grace,
+                    install_hint=INSTALL_HINT,
+                    run=run,
+                )
+            ) as events:
+                async for event in events:
+                    yield event
         finally:
             self._running_homes[home] -= 1
         assert run.exit is not None

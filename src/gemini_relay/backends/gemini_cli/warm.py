@@ -10,7 +10,8 @@ too, so both paths give the same answer for the same request.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, AcpHandshakeError, WarmPool
 from gemini_relay.backends.gemini_cli.acp.backend import takes_literally
@@ -65,7 +66,7 @@ class GeminiBackend(GeminiCliBackend):
         if self._acp is not None:
             self._acp.prewarm()
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[AgentEvent]:
+    async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         acp = self._acp
         unavailable: str | None = None
         if acp is not None and not spec.add_dirs and not spec.sandbox and takes_literally(spec):
@@ -100,5 +101,6 @@ class GeminiBackend(GeminiCliBackend):
             if not self._fallback_noted:
                 self._fallback_noted = True
                 yield RunNotice(f"ACP unavailable: {unavailable}, running cold.")
-        async for event in super().run(spec):
-            yield event
+        async with aclosing(super().run(spec)) as events:
+            async for event in events:
+                yield event

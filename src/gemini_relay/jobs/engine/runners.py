@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -77,10 +76,8 @@ async def consume(backend: Backend, record: RunRecord) -> None:
         async for event in events:
             record.apply(event)
     finally:
-        close: Callable[[], Awaitable[object]] | None = getattr(events, "aclose", None)
-        if close is not None:  # an async generator: run its cleanup (the process group stop) now, in this task
-            with anyio.CancelScope(shield=True):
-                await close()
+        with anyio.CancelScope(shield=True):  # its cleanup (the process group stop) runs now, in this task
+            await events.aclose()
     if record.finished is None:
         raise RunFailed(f"{backend.command} ended without a final result", reason=FailureReason.BACKEND_ERROR)
 

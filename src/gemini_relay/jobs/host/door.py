@@ -23,16 +23,27 @@ def take_host_lock(state_dir: Path) -> int | None:
 
 
 async def listen(path: Path) -> SocketListener:
-    """A Unix listener at `path`, readable and writable by us alone from its first moment (umask, then chmod)."""
+    """A Unix listener at `path`, readable and writable by us alone from its first moment (umask, then chmod).
+
+    It is bound and listening under a private name first and then renamed into place, so whoever sees the socket
+    file can connect to it: a path that exists but refuses connections would read as a dead host."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     _clear_socket_path(path)
+    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    _clear_socket_path(staging)
     old = os.umask(0o177)
     try:
-        with socket_address(path) as address:
+        with socket_address(staging) as address:
             listener = await anyio.create_unix_listener(address)
     finally:
         os.umask(old)
-    path.chmod(0o600)
+    try:
+        staging.chmod(0o600)
+        staging.rename(path)
+    except BaseException:
+        await listener.aclose()
+        staging.unlink(missing_ok=True)
+        raise
     return listener
 
 

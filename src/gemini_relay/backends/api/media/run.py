@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,9 @@ async def run_media(auth: ApiAuth, spec: RunSpec, state_dir: Path) -> AsyncGener
                     master = Resolved(mime, data=data)
         info["text"] = "\n".join(texts)
     elif media.kind == "interact":
-        async for event in _interact(auth, spec, media, refs, out_dir, info, files):
-            yield event
+        async with aclosing(_interact(auth, spec, media, refs, out_dir, info, files)) as events:
+            async for event in events:
+                yield event
         usage = info.pop("_usage")
     elif media.kind in ("video", "music"):
         rest = Rest(auth, timeout=min(spec.timeout_seconds, 600.0))
