@@ -18,7 +18,7 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
         yield from _own_nodes(child)
 
 
-def _unclosed_relays(tree: ast.AST) -> Iterator[ast.AST]:
+def _unclosed_relays(tree: ast.AST) -> Iterator[ast.stmt]:
     """`async for x in make_stream(...): yield x` inside an async generator: the inner stream is not closed with it."""
     for function in ast.walk(tree):
         if not isinstance(function, ast.AsyncFunctionDef):
@@ -28,7 +28,7 @@ def _unclosed_relays(tree: ast.AST) -> Iterator[ast.AST]:
             continue
         for node in nodes:
             relays = isinstance(node, ast.AsyncFor) and isinstance(node.iter, ast.Call)
-            if relays and any(isinstance(inner, ast.Yield) for inner in ast.walk(node)):
+            if relays and isinstance(node, ast.stmt) and any(isinstance(i, ast.Yield) for i in ast.walk(node)):
                 yield node
 
 
