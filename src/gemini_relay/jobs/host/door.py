@@ -40,7 +40,7 @@ async def listen(path: Path) -> SocketListener:
     try:
         staging.chmod(0o600)
         staging.rename(path)
-    except BaseException:
+    except BaseException:  # cleanup, re-raised: no half-made socket is left at the staging name
         await listener.aclose()
         staging.unlink(missing_ok=True)
         raise
