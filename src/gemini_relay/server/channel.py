@@ -46,6 +46,13 @@ class CallChannel:
         state = carried.get("state")
         self._state = state if isinstance(state, str) else None
 
+    def answered(self, answers: Mapping[str, Any]) -> CallChannel:
+        """This call's channel once the client has answered more of its questions (a task's next round)."""
+        later = CallChannel(self._ctx)
+        later._responses = {**self._responses, **answers}
+        later._state = self._state
+        return later
+
     @property
     def modern(self) -> bool:
         return is_modern(self._ctx)

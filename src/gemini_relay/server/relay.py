@@ -56,7 +56,7 @@ class RelayServer:
         self._listed = [tool_entry(tool, self.upstream, tasks=self.tasks.store is not None) for tool in self.tools]
         # The conformance runner's fixtures (GEMINI_MCP_TEST_TOOLS=conformance), listed after the relay's own tools.
         conformance = deps.settings.conformance
-        self.fixtures, self.catalog = (FixtureTools(), FixtureCatalog()) if conformance else (None, None)
+        self.fixtures, self.catalog = (FixtureTools(self.tasks, self._task_wire), FixtureCatalog()) if conformance else (None, None)
         if self.fixtures is not None:
             self._listed += self.fixtures.entries()
 

@@ -36,7 +36,7 @@ LISTEN_POLL_SECONDS = 1.0
 
 class UpdateTaskParams(types.RequestParams):
     task_id: str
-    input_responses: dict[str, Any] | None = None
+    input_responses: dict[str, Any] | None = None  # raw: each answer is handed to the task as the client sent it
 
 
 class ListenParams(types.RequestParams):
@@ -66,7 +66,8 @@ def declares_extension(ctx: ServerRequestContext[Any]) -> bool:
     return client is not None and EXTENSION in (client.extensions or {})
 
 
-def _missing_capability() -> MCPError:
+def missing_extension() -> MCPError:
+    """-32021: the request needs the Tasks extension, which the client did not declare."""
     return MCPError(
         MISSING_CLIENT_CAPABILITY,
         "Missing required client capability",
@@ -173,7 +174,9 @@ class TaskWire:
             raise MCPError(types.METHOD_NOT_FOUND, "Method not found", "tasks/update")
         if self.service.get(params.task_id) is None:
             raise _not_found(params.task_id)
-        return {}  # no task of ours asks for input: every response is for a key that is not outstanding
+        # answers for a task that asks nothing (or for keys it did not ask) are acknowledged and dropped
+        self.service.deliver(params.task_id, dict(params.input_responses or {}))
+        return {}
 
     async def listen(self, ctx: ServerRequestContext[Any], params: ListenParams) -> types.SubscriptionsListenResult:
         """subscriptions/listen (2026-07-28): acknowledges the task ids it will report (no list ever changes here, so
@@ -181,7 +184,7 @@ class TaskWire:
         change, and ends the stream when every subscribed task has ended."""
         requested = params.notifications.get("taskIds")
         if requested is not None and not declares_extension(ctx):
-            raise _missing_capability()
+            raise missing_extension()
         meta = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
         ids = [i for i in requested or [] if isinstance(i, str) and self.service.get(i) is not None]
         await self._notify(ctx, "notifications/subscriptions/acknowledged", {"notifications": {"taskIds": ids}})
@@ -220,8 +223,13 @@ class TaskWire:
 
     def detailed(self, view: TaskView, version: str) -> dict[str, Any]:
         data = self.task(view, modern=True)
-        if view.entry.status == "completed":
-            data["result"] = self.call_result(view.entry, version)
+        entry = view.entry
+        if entry.status == "completed":
+            data["result"] = self.call_result(entry, version)
+        elif entry.status == "failed" and entry.error is not None:
+            data["error"] = entry.error
+        elif entry.status == "input_required" and entry.input_requests:
+            data["inputRequests"] = entry.input_requests
         return data
 
     def report_status(self, ctx: ServerRequestContext[Any], task_id: str) -> None:
@@ -247,7 +255,7 @@ class TaskWire:
         if not is_modern(ctx):
             return False
         if not declares_extension(ctx):
-            raise _missing_capability()
+            raise missing_extension()
         return True
 
     def register(self, server: Any) -> None:

@@ -36,6 +36,14 @@ class FixtureError(Exception):
     """The fixture fails as a tool (an `isError` result with this text)."""
 
 
+class FixtureProtocolError(Exception):
+    """The fixture fails at the protocol level (a JSON-RPC error; a task ends `failed`)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 @dataclass(frozen=True)
 class Fixture:
     name: str
@@ -44,6 +52,8 @@ class Fixture:
     schema: Mapping[str, Any] = field(default_factory=lambda: dict(EMPTY))
     requires: tuple[str, ...] = ()  # client capabilities the call needs (-32021 without them)
     task_support: str | None = None  # "optional" / "required": may (must) run as an MCP task
+    # Asked before a task is created (its answers come in input_required rounds): the task then runs with them.
+    gather: Callable[[dict[str, Any], Channel], Awaitable[object]] | None = None
 
     def entry(self) -> types.Tool:
         execution = types.ToolExecution(task_support=self.task_support) if self.task_support else None  # type: ignore[arg-type]
@@ -281,6 +291,57 @@ async def _irr_capabilities(args: dict[str, Any], ch: Channel) -> types.CallTool
     return text("Collected input for the declared client capabilities")
 
 
+# --- Tasks-extension fixtures (SEP-2663): run as MCP tasks when the client declares the extension -----------------
+
+INTERNAL_ERROR = -32603
+
+
+async def _greet(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    return text(f"Hello, {args.get('name', 'World')}!")
+
+
+async def _slow_compute(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    raw = args.get("seconds", 1)
+    seconds = max(0.0, float(raw)) if isinstance(raw, int | float) else 1.0
+    await anyio.sleep(seconds)  # a cancelled task stops here
+    return text(f"Computed {args.get('label', 'job')} in {seconds:g}s")
+
+
+async def _failing_job(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    await anyio.sleep(1.0)
+    raise FixtureError("failing_job: the job ran and reported an error")
+
+
+async def _protocol_error_job(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    await anyio.sleep(0.2)
+    raise FixtureProtocolError(INTERNAL_ERROR, "protocol_error_job: simulated internal failure")
+
+
+async def _confirm_delete(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    filename = str(args.get("filename", "file"))
+    form = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+    answer = await ch.ask(form, f"Delete {filename}?", key="confirm")
+    return text(f"Deleted {filename}" if answer.content.get("confirm") else f"Deletion of {filename} cancelled")
+
+
+async def _multi_input(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    first, second = answer_of(ch.response("first")), answer_of(ch.response("second"))
+    if first is None or second is None:
+        missing = {"first": elicit_request("First input?", NAME_FORM), "second": elicit_request("Second input?", NAME_FORM)}
+        ch.need({key: value for key, value in missing.items() if ch.response(key) is None})
+    return text(f"Got {first.content.get('name')} and {second.content.get('name')}")
+
+
+async def _ask_name(args: dict[str, Any], ch: Channel) -> object:
+    return await ch.ask(NAME_FORM, "What is your name?", key="user_name")
+
+
+async def _tool_with_task(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    answer = await ch.ask(NAME_FORM, "What is your name?", key="user_name")
+    await anyio.sleep(0.2)
+    return text(f"Hello, {answer.content.get('name', 'anonymous')}! (computed in a task)")
+
+
 FIXTURES: tuple[Fixture, ...] = (
     Fixture("test_simple_text", "Returns simple text content", _simple_text),
     Fixture("test_image_content", "Returns image content", _image_content),
@@ -334,4 +395,29 @@ FIXTURES: tuple[Fixture, ...] = (
     Fixture("test_input_required_result_multi_round", "MRTR: two rounds", _irr_multi_round),
     Fixture("test_input_required_result_tampered_state", "MRTR: refuses a tampered requestState", _irr_tampered),
     Fixture("test_input_required_result_capabilities", "MRTR: asks only for declared capabilities", _irr_capabilities),
+    Fixture("greet", "Sync only: Hello, {name}!", _greet, {"type": "object", "properties": {"name": {"type": "string"}}}),
+    Fixture(
+        "slow_compute",
+        "Task-supporting: sleeps `seconds`, then answers",
+        _slow_compute,
+        {"type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}},
+        task_support="optional",
+    ),
+    Fixture("failing_job", "Task-required: reports a tool error after ~1 s", _failing_job, task_support="required"),
+    Fixture("protocol_error_job", "Task-supporting: fails at the protocol level", _protocol_error_job, task_support="optional"),
+    Fixture(
+        "confirm_delete",
+        "Task-supporting: asks for a confirmation first",
+        _confirm_delete,
+        {"type": "object", "properties": {"filename": {"type": "string"}}},
+        task_support="optional",
+    ),
+    Fixture("multi_input", "Task-supporting: asks two questions at once", _multi_input, task_support="optional"),
+    Fixture(
+        "test_tool_with_task",
+        "Asks for user_name (input_required rounds), then runs as a task",
+        _tool_with_task,
+        task_support="required",
+        gather=_ask_name,
+    ),
 )
