@@ -29,6 +29,7 @@ from gemini_relay.server.tasks.store import TaskEntry
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CLIENT_CAPABILITY = -32021
+HEADER_MISMATCH = -32020  # SEP-2243: a routing header disagrees with the body
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 POLL_INTERVAL_MS = 2000  # a model turn takes seconds; polling faster only costs reads
 LISTEN_POLL_SECONDS = 1.0
@@ -251,11 +252,17 @@ class TaskWire:
         self.service.listeners.append(on_change)
 
     def _gate(self, ctx: ServerRequestContext[Any]) -> bool:
-        """True for a 2026-07-28 request (which must declare the extension); False for a 2025-11-25 one."""
+        """True for a 2026-07-28 request (which must declare the extension); False for a 2025-11-25 one. Over HTTP,
+        an `Mcp-Name` header names the task the body names (SEP-2243), or the request is refused."""
         if not is_modern(ctx):
             return False
         if not declares_extension(ctx):
             raise missing_extension()
+        headers = getattr(ctx.request, "headers", None)  # the HTTP request's (None on stdio)
+        named = headers.get("mcp-name") if headers is not None else None
+        task_id = ctx.params.get("taskId") if isinstance(ctx.params, Mapping) else None
+        if named is not None and named.strip() != task_id:
+            raise MCPError(HEADER_MISMATCH, "Header mismatch: Mcp-Name does not match params.taskId")
         return True
 
     def register(self, server: Any) -> None:

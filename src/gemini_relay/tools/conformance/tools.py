@@ -219,6 +219,10 @@ async def _logging_tool(args: dict[str, Any], ch: Channel) -> types.CallToolResu
     return text("Logging tool executed")
 
 
+async def _custom_header(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
+    return text(f"Region: {args.get('region')}; query: {args.get('query')}")
+
+
 async def _missing_capability(args: dict[str, Any], ch: Channel) -> types.CallToolResult:
     return text("Client declared the sampling capability")
 
@@ -373,10 +377,37 @@ FIXTURES: tuple[Fixture, ...] = (
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "$defs": {
-                "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                }
             },
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": False,
+        },
+    ),
+    Fixture(
+        "test_custom_header",
+        "Mirrors its region argument into the Mcp-Param-Region header (SEP-2243)",
+        _custom_header,
+        {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "description": "Region to route to", "x-mcp-header": "Region"},
+                "query": {"type": "string", "description": "Free text"},
+            },
+            "required": ["region"],
         },
     ),
     Fixture("test_logging_tool", "Logs only when the request sets a log level", _logging_tool),
