@@ -53,13 +53,17 @@ class FixtureCatalog:
     ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=list(fixtures.TEMPLATES))
 
-    async def read(self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         contents = fixtures.read(params.uri)
         if contents is None:  # SEP-2164: a resource that does not exist is an error naming it, never empty contents
             raise MCPError(types.INVALID_PARAMS, f"Resource not found: {params.uri}", {"uri": params.uri})
         return types.ReadResourceResult(contents=list(contents))
 
-    async def subscribe(self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
         self.subscribed.add(str(params.uri))
         return types.EmptyResult()
 
@@ -69,7 +73,9 @@ class FixtureCatalog:
         self.subscribed.discard(str(params.uri))
         return types.EmptyResult()
 
-    async def complete(self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams) -> types.CompleteResult:
+    async def complete(
+        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
         """Values of a fixture prompt's argument (or a template's variable) that start with what was typed."""
         typed = params.argument.value
         known = ("arg1", "arg2", "test", "template") if params.argument.name != "id" else ("1", "123", "42")

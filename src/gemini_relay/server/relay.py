@@ -55,8 +55,9 @@ class RelayServer:
         self.upstream = deps.registry.active_entry()
         self._listed = [tool_entry(tool, self.upstream, tasks=self.tasks.store is not None) for tool in self.tools]
         # The conformance runner's fixtures (GEMINI_MCP_TEST_TOOLS=conformance), listed after the relay's own tools.
-        conformance = deps.settings.conformance
-        self.fixtures, self.catalog = (FixtureTools(self.tasks, self._task_wire), FixtureCatalog()) if conformance else (None, None)
+        on = deps.settings.conformance
+        self.fixtures = FixtureTools(self.tasks, self._task_wire) if on else None
+        self.catalog = FixtureCatalog() if on else None
         if self.fixtures is not None:
             self._listed += self.fixtures.entries()
 
@@ -81,7 +82,9 @@ class RelayServer:
             self.catalog.register(server)
             server.subscribable = True
             # input_required rounds carry a requestState: sealed on the way out, verified on the way back
-            server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME))
+            server.middleware.append(
+                RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
+            )
         if self.tasks.store is not None:
             server.tasks_enabled = True
             server.extensions[EXTENSION] = {}

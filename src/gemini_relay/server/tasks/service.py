@@ -204,9 +204,7 @@ class TaskService:
             entry.jobs.append(record.run_id)
             self.store.save(entry)
 
-    def _finish(
-        self, run: _Running, result: types.CallToolResult | None, error: dict[str, Any] | None = None
-    ) -> None:
+    def _finish(self, run: _Running, result: types.CallToolResult | None, error: dict[str, Any] | None = None) -> None:
         """Record the outcome, unless the server is going away (then the task is resumed by the next server)."""
         entry = run.entry
         self._running.pop(entry.task_id, None)

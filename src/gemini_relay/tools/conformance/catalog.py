@@ -13,7 +13,7 @@ from typing import Any
 import mcp_types as types
 
 from gemini_relay.tools.common.channel import Channel
-from gemini_relay.tools.conformance.tools import PNG
+from gemini_relay.tools.conformance.fixture import PNG
 
 PromptHandler = Callable[[Mapping[str, str], Channel], Awaitable[list[types.PromptMessage]]]
 
@@ -48,7 +48,9 @@ async def _with_arguments(args: Mapping[str, str], ch: Channel) -> list[types.Pr
 
 async def _with_resource(args: Mapping[str, str], ch: Channel) -> list[types.PromptMessage]:
     uri = args.get("resourceUri") or "test://example-resource"
-    resource = types.TextResourceContents(uri=uri, mime_type="text/plain", text="Embedded resource content for testing.")
+    resource = types.TextResourceContents(
+        uri=uri, mime_type="text/plain", text="Embedded resource content for testing."
+    )
     return [
         _user(types.EmbeddedResource(type="resource", resource=resource)),
         _text("Please process the embedded resource above."),
@@ -85,7 +87,9 @@ PROMPTS: tuple[FixturePrompt, ...] = (
 )
 
 RESOURCES = (
-    types.Resource(uri="test://static-text", name="static-text", description="A static text resource", mime_type="text/plain"),
+    types.Resource(
+        uri="test://static-text", name="static-text", description="A static text resource", mime_type="text/plain"
+    ),
     types.Resource(uri="test://static-binary", name="static-binary", description="A static PNG", mime_type="image/png"),
     types.Resource(
         uri="test://watched-resource", name="watched-resource", description="For subscriptions", mime_type="text/plain"
@@ -105,7 +109,11 @@ _TEMPLATE = re.compile(r"test://template/([^/]+)/data")
 def read(uri: str) -> list[types.TextResourceContents | types.BlobResourceContents] | None:
     """The contents of a fixture resource; None for a URI that names none."""
     if uri == "test://static-text":
-        return [types.TextResourceContents(uri=uri, mime_type="text/plain", text="This is the content of the static text resource.")]
+        return [
+            types.TextResourceContents(
+                uri=uri, mime_type="text/plain", text="This is the content of the static text resource."
+            )
+        ]
     if uri == "test://static-binary":
         return [types.BlobResourceContents(uri=uri, mime_type="image/png", blob=PNG)]
     if uri == "test://watched-resource":
