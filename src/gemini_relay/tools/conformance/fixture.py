@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 
@@ -40,12 +40,14 @@ class Fixture:
     handler: Handler
     schema: Mapping[str, Any] = field(default_factory=lambda: dict(EMPTY))
     requires: tuple[str, ...] = ()  # client capabilities the call needs (-32021 without them)
-    task_support: str | None = None  # "optional" / "required": may (must) run as an MCP task
+    task_support: Literal["optional", "required"] | None = (
+        None  # "optional" / "required": may (must) run as an MCP task
+    )
     # Asked before a task is created (its answers come in input_required rounds): the task then runs with them.
     gather: Callable[[dict[str, Any], Channel], Awaitable[object]] | None = None
 
     def entry(self) -> types.Tool:
-        execution = types.ToolExecution(task_support=self.task_support) if self.task_support else None  # type: ignore[arg-type]
+        execution = types.ToolExecution(task_support=self.task_support) if self.task_support else None
         return types.Tool(
             name=self.name, description=self.description, input_schema=dict(self.schema), execution=execution
         )
