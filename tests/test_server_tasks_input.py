@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.harness import Relay
-from tests.task_client import TaskClient, task_client
+from tests.task_client import LEGACY, TaskClient, task_client
 
 pytestmark = pytest.mark.anyio
 FIXTURES = {"GEMINI_MCP_TEST_TOOLS": "conformance"}
@@ -85,3 +85,10 @@ async def test_a_cancelled_waiting_task_ends_cancelled(relay: Relay) -> None:
         await client.result("tasks/cancel", {"taskId": task_id})
         done = await until(client, task_id, "completed", "failed", "cancelled")
     assert done["status"] == "cancelled" and "inputRequests" not in done
+
+
+async def test_over_stdio_the_fixture_surface_is_the_servers_own_not_the_shipped_front_answer(relay: Relay) -> None:
+    async with task_client(relay, LEGACY, env=FIXTURES) as client:
+        listed = await client.result("tools/list", {})
+    assert client.initialize is not None and "completions" in client.initialize["capabilities"]
+    assert {"test_simple_text", "slow_compute"} <= {tool["name"] for tool in listed["tools"]}

@@ -90,6 +90,9 @@ def _serve_stdio() -> int:
         settings = Settings.from_env()
     except ConfigError:  # the server explains it in its own answers (app.explained_deps): no front answer
         answers = None
+    else:
+        if settings.conformance:  # the conformance fixtures' surface is not shipped: the server answers it itself
+            answers = None
     backend = answers.backend(settings.backend, os.environ) if answers is not None else None
     surface = surface_key(settings.toolsets, test_tools=settings.test_tools, backend=backend) if backend else ""
     front = StdioFront(answers if backend else None, surface)
