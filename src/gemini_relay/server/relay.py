@@ -27,6 +27,7 @@ from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunF
 from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices
 from gemini_relay.log import describe_call, logger
 from gemini_relay.server.catalog import FixtureCatalog
+from gemini_relay.server.channel import CallChannel
 from gemini_relay.server.fixtures import FixtureTools
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.server.tasks.service import TaskService
@@ -117,6 +118,7 @@ class RelayServer:
         send = _progress_sender(ctx) if _has_progress_token(ctx) and interval > 0 else None
 
         async def body(call: CallProgress) -> types.CallToolResult:
+            call.channel = CallChannel(ctx)
             return await self._invoke(tool, arguments, call, self.deps)
 
         return await run_with_keepalive(tool.name, send, interval, body)
