@@ -48,6 +48,7 @@ class ContextOptions(ToolInput):
     )
     pack_order: PackOrder = Field(
         PackOrder.SMALLEST_FIRST,
+        strict=False,  # the enum's value on the wire (strict would want the Python member)
         description="'smallest-first' (the most files within the budget) or 'given' (the order of files, each "
         "glob's matches in path order).",
     )
