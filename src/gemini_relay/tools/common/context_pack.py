@@ -8,7 +8,7 @@ when a backend can count (a key is set), else the labelled estimate (core/tokens
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from pydantic import Field
@@ -29,6 +29,11 @@ MAX_FILES_ENTRIES = 100
 _LISTED = 20  # left-out files named in the text; _meta.context lists them all
 
 
+# PackOrder's values, spelled out so the wire schema is a plain enum (a $ref would need $defs the wire drops);
+# tests/tools/test_context_pack.py keeps the two equal.
+PackOrderName = Literal["smallest-first", "given"]
+
+
 class ContextOptions(ToolInput):
     """The packing controls a prompt tool adds to its input model."""
 
@@ -46,9 +51,8 @@ class ContextOptions(ToolInput):
         description=f"Tokens the packed files may take (default {DEFAULT_TOKEN_BUDGET:,}); counted by the API's "
         "countTokens when a key is set, else estimated at 4 characters a token (the answer says which).",
     )
-    pack_order: PackOrder = Field(
-        PackOrder.SMALLEST_FIRST,
-        strict=False,  # the enum's value on the wire (strict would want the Python member)
+    pack_order: PackOrderName = Field(
+        "smallest-first",
         description="'smallest-first' (the most files within the budget) or 'given' (the order of files, each "
         "glob's matches in path order).",
     )
@@ -82,7 +86,7 @@ async def prepare_prompt(
     packed = None
     if options.files:
         budget = options.token_budget or DEFAULT_TOKEN_BUDGET
-        files, order = list(options.files), options.pack_order
+        files, order = list(options.files), PackOrder(options.pack_order)
         gathered = await anyio.to_thread.run_sync(lambda: gather(files, root, budget, order))
         count = None if counter is None else _bound(counter, counted_model)
         packed = await pack(gathered.pieces, budget, order, left_out=gathered.left_out, counter=count)

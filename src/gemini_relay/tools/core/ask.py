@@ -34,7 +34,7 @@ from gemini_relay.tools.common.structured import run_structured
 from gemini_relay.tools.core.fetch_chunk import cached_chunk
 
 
-class AskInput(PromptOptions, ContextOptions):
+class AskInput(ContextOptions, PromptOptions):
     """gemini-ask: the run options, packed `files`, plus paging of a chunked reply, which only a foreground answer
     has."""
 
