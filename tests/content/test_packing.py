@@ -82,10 +82,10 @@ async def test_a_packed_glob_over_a_5000_file_tree_states_its_count_stays_within
     tmp_path: Path,
 ) -> None:
     tree(tmp_path, 5000)
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the bound is the packer's cost, not a loaded machine's queue
     gathered = gather(["**/*.py"], tmp_path, 20_000, PackOrder.SMALLEST_FIRST)
     packed = await pack(gathered.pieces, 20_000, PackOrder.SMALLEST_FIRST, left_out=gathered.left_out)
-    elapsed = time.monotonic() - started
+    elapsed = time.process_time() - started
     assert elapsed < 2.0, elapsed
     assert 0 < packed.count.tokens <= 20_000 and packed.count.tokens == estimate_tokens(packed.text)
     assert len(packed.files) + len(packed.left_out) == 5000

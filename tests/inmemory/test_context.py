@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.core.tokens import TokenMethod
 from tests.fakes.fake_gemini_api import CHARS_PER_COUNTED_TOKEN, FakeGeminiApi
 from tests.inmemory.conftest import InMemory, text_of
@@ -87,6 +88,12 @@ async def test_a_files_glob_leaving_the_project_is_refused_and_nothing_runs(rela
     assert relay.backend.specs == []
 
 
+async def test_an_empty_files_entry_is_refused(relay: InMemory) -> None:
+    async with relay.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "p", "files": [" "]})
+    assert result.is_error and "files: an entry is empty" in text_of(result)
+
+
 async def test_a_dry_run_on_a_cli_backend_counts_by_estimate_and_runs_nothing(relay: InMemory) -> None:
     project_files(relay)
     async with relay.client() as client:
@@ -130,7 +137,9 @@ async def test_a_dry_run_on_the_api_backend_spends_no_tokens(relay: InMemory, ap
     assert not result.is_error, text
     assert generate_requests(api) == []  # the emulator saw no generate request
     dry = (result.structured_content or {})["dryRun"]
-    assert dry["method"] == "counted" and "counted by the API" in text
+    flash = GEMINI_ALIASES["flash"]  # the alias, counted and priced as the model it stands for
+    assert dry["method"] == "counted" and f"counted by the API for {flash}" in text
+    assert dry["model"] == flash and dry["estimatedInputUsd"] is not None
     assert [r.kind for r in api.requests] == ["count_tokens", "count_tokens"]  # the context, then the whole prompt
 
 

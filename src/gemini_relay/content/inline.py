@@ -119,6 +119,10 @@ def match_files(refs: Sequence[str], root: Path) -> Matched:
     """
     real_root = os.path.realpath(root)
     for ref in refs:
+        if not ref.strip():
+            raise InputError(
+                "an entry is empty; name a file, a directory ('.' for the project) or a glob", field="files"
+            )
         reason = _lexical_escape(ref) or _resolved_escape(ref, real_root)
         if reason is not None:
             raise InputError(f"refusing {_shown(ref)!r}: {reason}", field="files")

@@ -14,6 +14,7 @@ import anyio
 from pydantic import Field
 
 from gemini_relay.backends.capabilities import CountsTokens
+from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.content.context_files import gather
 from gemini_relay.content.inline import inline_references
 from gemini_relay.content.packing import Counter, Packed, PackOrder, pack
@@ -109,9 +110,14 @@ def _count_model(deps: Deps, counter: CountsTokens | None, model: str | None) ->
     """The call's model when the counter is the active backend; else the counter's own default."""
     if counter is None:
         return None
-    if counter.name == deps.selection().backend:
-        return model or deps.registry.default_model(counter.name)
+    if counter.name == deps.selection().backend and model:
+        return model_id(model)
     return deps.registry.default_model(counter.name)
+
+
+def model_id(model: str) -> str:
+    """`flash` / `pro` as the model ids they stand for (what is counted and priced)."""
+    return GEMINI_ALIASES.get(model.strip().lower(), model)
 
 
 async def count_text(prepared: Prepared, text: str) -> tuple[TokenCount, str | None]:

@@ -10,14 +10,14 @@ from typing import Any
 
 from gemini_relay.content.rate_card import Usage, estimate_cost, load_rate_card
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.context_pack import Prepared, context_meta, count_text, method_label
+from gemini_relay.tools.common.context_pack import Prepared, context_meta, count_text, method_label, model_id
 
 
 async def dry_run_reply(deps: Deps, prepared: Prepared, model: str | None) -> Reply:
     """The token count and estimated input cost of `prepared.text`; the model is never called."""
     count, error = await count_text(prepared, prepared.text)
     backend = deps.selection().backend
-    priced_as = model or deps.registry.default_model(backend)
+    priced_as = model_id(model) if model else deps.registry.default_model(backend)
     cost = (
         estimate_cost(priced_as, Usage(input_tokens=count.tokens), load_rate_card(deps.settings.env))
         if (priced_as)
