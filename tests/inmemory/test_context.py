@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.core.tokens import TokenMethod
+from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
 from tests.fakes.fake_gemini_api import CHARS_PER_COUNTED_TOKEN, FakeGeminiApi
 from tests.inmemory.conftest import InMemory, text_of
 from tests.inmemory.scripted import answer
@@ -107,6 +109,8 @@ async def test_a_dry_run_on_a_cli_backend_counts_by_estimate_and_runs_nothing(re
     dry = (result.structured_content or {})["dryRun"]
     assert dry["method"] == "estimated" and dry["promptTokens"] > 0 and dry["model"] == "gemini-2.5-pro"
     assert dry["estimatedInputUsd"] is not None and "Estimated input cost on gemini-2.5-pro" in text
+    Draft202012Validator(ANSWER_SCHEMA).validate(result.structured_content)
+    assert (result.structured_content or {})["text"] == text  # the model reads the notices too
 
 
 async def test_on_the_api_backend_the_context_is_counted_by_the_api_and_stays_within_budget(

@@ -179,7 +179,9 @@ TOOL = ToolDef(
     description=(
         "Send one prompt to Google Gemini and get the answer back: questions, code review, analysis, edits, "
         "structured JSON. Reference project files with @path (files, directories like @., globs) to send their "
-        "contents along. Pass conversationId to continue a thread. For a phased implementation blueprint use "
+        "contents along, or pass files (paths and globs) to pack them whole within tokenBudget; dryRun counts and "
+        "prices the prompt without calling the model; outputFile writes a long answer to a file. Pass "
+        "conversationId to continue a thread. For a phased implementation blueprint use "
         "gemini-plan; for idea generation use gemini-brainstorm; for everything else use this."
     ),
     input_model=AskInput,
