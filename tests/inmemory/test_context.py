@@ -8,15 +8,17 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from mcp.types import CallToolResult
 
 from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.core.tokens import TokenMethod
 from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
 from tests.fakes.fake_gemini_api import CHARS_PER_COUNTED_TOKEN, FakeGeminiApi
 from tests.inmemory.conftest import InMemory, text_of
-from tests.inmemory.scripted import answer
+from tests.inmemory.scripted import Script, answer
 
 pytestmark = pytest.mark.anyio
 
@@ -190,3 +192,26 @@ async def test_output_file_on_the_api_backend_writes_the_api_s_answer(relay: InM
     assert "hello file" in (relay.project / "a.txt").read_text(encoding="utf-8")
     assert again.is_error and "exists" in text_of(again)
     assert len(generate_requests(api)) == 1
+
+
+async def test_an_output_file_that_appears_during_the_run_is_kept_and_the_answer_is_relayed_whole(
+    relay: InMemory,
+) -> None:
+    release = anyio.Event()
+    relay.backend.queue(Script(("The answer, kept.",), hold=release))
+    result: list[CallToolResult] = []
+    async with relay.client() as client, anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            result.append(await client.call_tool("gemini-ask", {"prompt": "p", "outputFile": "late.md"}))
+
+        tg.start_soon(call)
+        with anyio.fail_after(10):
+            await anyio.wait_all_tasks_blocked()  # the run is held: the answer is not yet written
+        (relay.project / "late.md").write_text("someone else's", encoding="utf-8")
+        release.set()
+    text = text_of(result[0])
+    assert not result[0].is_error, text
+    assert (relay.project / "late.md").read_text(encoding="utf-8") == "someone else's"
+    assert "nothing was written" in text and "appeared during the run" in text and "The answer, kept." in text
+    assert "outputFile" not in (result[0].meta or {})

@@ -39,21 +39,20 @@ def output_target(root: Path, raw: str, *, overwrite: bool) -> Path:
     return target
 
 
-def write_output(target: Path, text: str, *, overwrite: bool) -> str:
-    """Write `text`; the reply's body: where it went, its size and a short preview.
+def write_output(target: Path, text: str, *, overwrite: bool) -> tuple[str, bool]:
+    """Write `text`; the reply's body (where it went, its size and a short preview) and whether it was written.
 
-    Raises:
-        InputError: the file appeared since the check (without overwrite), or a folder on the way is now a link.
+    A write that fails after the run loses nothing: the body then says why and carries the whole answer instead.
     """
     try:
         write_file(target, text.encode("utf-8"), jailed=True, exclusive=not overwrite)
     except FileExistsError:
-        raise InputError(
-            f"{target} appeared during the run; pass overwrite: true to replace it", field=_FIELD
-        ) from None
+        why = "it appeared during the run (pass overwrite: true to replace it)"
     except LinkInPath:
-        raise InputError(f"a folder on the way to {target} is a link now; nothing was written", field=_FIELD) from None
+        why = "a folder on the way to it is a link now"
     except OSError as exc:
-        raise InputError(f"{target} cannot be written: {exc.strerror or exc}", field=_FIELD) from None
-    preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
-    return f"The answer ({len(text):,} characters) was written to {target}.\n\nPreview:\n{preview}"
+        why = f"it cannot be written: {exc.strerror or exc}"
+    else:
+        preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
+        return f"The answer ({len(text):,} characters) was written to {target}.\n\nPreview:\n{preview}", True
+    return f"⚠️ outputFile: nothing was written to {target}: {why}. The whole answer follows.\n\n{text}", False

@@ -106,17 +106,24 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         if args.max_response_length is not None:
             notices += ("maxResponseLength does not apply to a jsonSchema answer; it was ignored.",)
         data = answer_data(value=answer.value, has_value=True, conversation_id=answer.conversation_id)
-        body = answer.text if target is None else write_output(target, answer.text, overwrite=args.overwrite)
+        body, written = (
+            (answer.text, False) if target is None else write_output(target, answer.text, overwrite=args.overwrite)
+        )
+        if written:
+            meta = {**(meta or {}), "outputFile": str(target)}
         return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{body}"), meta, structured=data)
     result = await run_prompt(deps, call, request)
     outcome = result.outcome
     if args.change_mode:
         reply = _changemode_reply(deps, outcome, own + result.notices, index, result.writes)
         return replace(reply, meta={**(reply.meta or {}), **(meta or {})}) if meta else reply
-    if target is not None:
+    body, written = (
+        (outcome.text, False) if target is None else write_output(target, outcome.text, overwrite=args.overwrite)
+    )
+    if written:
         meta = {**(meta or {}), "outputFile": str(target)}
     text = gemini_reply(
-        outcome.text if target is None else write_output(target, outcome.text, overwrite=args.overwrite),
+        body,
         notices=own + result.notices,
         conversation_id=outcome.conversation_id,
         usage=outcome.usage if args.include_usage else None,
