@@ -20,6 +20,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.session import ElicitationFnT
 
 from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
@@ -77,14 +78,16 @@ class InMemory:
         return Settings.from_env({**self.env, **overrides})
 
     @asynccontextmanager
-    async def client(self, **overrides: str) -> AsyncIterator[Client]:
+    async def client(self, elicitation: ElicitationFnT | None = None, **overrides: str) -> AsyncIterator[Client]:
+        """`elicitation`: the client declares elicitation and answers with this callback."""
         deps = build_deps(self.settings(**overrides), backends={BackendName("gemini"): self.backend})
         # legacy: the initialize handshake and JSON-RPC framing, as over stdio. The default in-process dispatch
         # (2026-07-28) hands the progress callback over without a progressToken in `_meta`, so the relay, which
         # sends keepalives only for a token, would send none.
         async with deps.serving(), anyio.create_task_group() as background:
             deps.background = background
-            async with Client(RelayServer(deps).build(), mode="legacy") as client:
+            server = RelayServer(deps).build()
+            async with Client(server, mode="legacy", elicitation_callback=elicitation) as client:
                 yield client
             background.cancel_scope.cancel()
 

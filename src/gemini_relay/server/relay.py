@@ -25,6 +25,7 @@ from gemini_relay.core.vocabulary import FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices
 from gemini_relay.log import describe_call, logger
+from gemini_relay.server.asking import asking_caller
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.server.tasks.service import TaskService
 from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
@@ -98,7 +99,8 @@ class RelayServer:
         send = _progress_sender(ctx) if _has_progress_token(ctx) and interval > 0 else None
 
         async def body(call: CallProgress) -> types.CallToolResult:
-            return await self._invoke(tool, arguments, call, self.deps)
+            with asking_caller(ctx, self.deps.settings.ask_timeout_seconds):  # a task's runs have no caller to ask
+                return await self._invoke(tool, arguments, call, self.deps)
 
         return await run_with_keepalive(tool.name, send, interval, body)
 
