@@ -3,13 +3,12 @@ choice comes back to the run; a client that cannot answer, a decline and a timeo
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import mcp_types as types
 import pytest
 
 from gemini_relay.backends.asking import Answer, AskOutcome, Option, Question
+from tests.elicitation import Recorder, accept
 from tests.inmemory.conftest import InMemory, text_of
 from tests.inmemory.scripted import Script
 
@@ -24,28 +23,6 @@ SHELL = Question(
         Option("cancel", "Reject", "reject_once"),
     ),
 )
-
-
-class Recorder:
-    """An elicitation callback answering `reply` (None: it never answers until released)."""
-
-    def __init__(self, reply: types.ElicitResult | None) -> None:
-        self.reply = reply
-        self.asked: list[types.ElicitRequestFormParams] = []
-        self.release = anyio.Event()
-
-    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestFormParams)
-        self.asked.append(params)
-        if self.reply is None:
-            with anyio.fail_after(10):
-                await self.release.wait()
-            return types.ElicitResult(action="cancel")
-        return self.reply
-
-
-def accept(choice: str) -> types.ElicitResult:
-    return types.ElicitResult(action="accept", content={"choice": choice})
 
 
 async def test_the_question_reaches_the_client_with_the_action_and_the_upstreams_options(relay: InMemory) -> None:
