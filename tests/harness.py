@@ -16,7 +16,7 @@ import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,12 +54,17 @@ class Relay:
     env: dict[str, str]
     stderr_path: Path
 
+    def client(
+        self, message_handler: MessageHandlerFnT | None = None, /, **overrides: str | None
+    ) -> AbstractAsyncContextManager[Client]:
+        return self.asking_client(None, message_handler, **overrides)
+
     @asynccontextmanager
-    async def client(
+    async def asking_client(
         self,
+        elicitation: ElicitationFnT | None,
         message_handler: MessageHandlerFnT | None = None,
         /,
-        elicitation: ElicitationFnT | None = None,
         **overrides: str | None,
     ) -> AsyncIterator[Client]:
         """`elicitation`: the client declares elicitation and answers with this callback."""

@@ -18,7 +18,7 @@ PROMPT = "[[fake:shell:touch ran.txt]]"
 
 async def test_allow_over_stdio_runs_the_command_the_cli_asked_about(relay: Relay) -> None:
     recorder = Recorder(accept("proceed_once"))
-    async with relay.client(elicitation=recorder, **WARM) as client:
+    async with relay.asking_client(recorder, **WARM) as client:
         result = await client.call_tool("gemini-ask", {"prompt": PROMPT})
     assert not result.is_error, text_of(result)
     assert any("touch ran.txt" in params.message for params in recorder.asked), recorder.asked
@@ -28,7 +28,7 @@ async def test_allow_over_stdio_runs_the_command_the_cli_asked_about(relay: Rela
 
 async def test_deny_over_stdio_keeps_the_command_from_running(relay: Relay) -> None:
     recorder = Recorder(accept("cancel"))
-    async with relay.client(elicitation=recorder, **WARM) as client:
+    async with relay.asking_client(recorder, **WARM) as client:
         result = await client.call_tool("gemini-ask", {"prompt": PROMPT})
     assert recorder.asked
     assert not (relay.project / "ran.txt").exists()

@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,8 +77,11 @@ class InMemory:
     def settings(self, **overrides: str) -> Settings:
         return Settings.from_env({**self.env, **overrides})
 
+    def client(self, **overrides: str) -> AbstractAsyncContextManager[Client]:
+        return self.asking_client(None, **overrides)
+
     @asynccontextmanager
-    async def client(self, elicitation: ElicitationFnT | None = None, **overrides: str) -> AsyncIterator[Client]:
+    async def asking_client(self, elicitation: ElicitationFnT | None, **overrides: str) -> AsyncIterator[Client]:
         """`elicitation`: the client declares elicitation and answers with this callback."""
         deps = build_deps(self.settings(**overrides), backends={BackendName("gemini"): self.backend})
         # legacy: the initialize handshake and JSON-RPC framing, as over stdio. The default in-process dispatch

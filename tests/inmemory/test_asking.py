@@ -28,7 +28,7 @@ SHELL = Question(
 async def test_the_question_reaches_the_client_with_the_action_and_the_upstreams_options(relay: InMemory) -> None:
     recorder = Recorder(accept("proceed_once"))
     relay.backend.queue(Script(("Ran it.",), ask=SHELL))
-    async with relay.client(elicitation=recorder) as client:
+    async with relay.asking_client(recorder) as client:
         result = await client.call_tool("gemini-ask", {"prompt": "clean up"})
     assert not result.is_error, text_of(result)
     [params] = recorder.asked
@@ -45,7 +45,7 @@ async def test_the_question_reaches_the_client_with_the_action_and_the_upstreams
 
 async def test_a_refusal_chosen_by_the_user_reaches_the_run(relay: InMemory) -> None:
     relay.backend.queue(Script(("Did not run it.",), ask=SHELL))
-    async with relay.client(elicitation=Recorder(accept("cancel"))) as client:
+    async with relay.asking_client(Recorder(accept("cancel"))) as client:
         await client.call_tool("gemini-ask", {"prompt": "clean up"})
     assert relay.backend.answers == [Answer(AskOutcome.ANSWERED, "cancel")]
 
@@ -68,7 +68,7 @@ async def test_a_client_without_elicitation_is_never_asked(relay: InMemory) -> N
 )
 async def test_a_decline_leaves_the_decision_to_the_policy(relay: InMemory, reply: types.ElicitResult) -> None:
     relay.backend.queue(Script(("Policy.",), ask=SHELL))
-    async with relay.client(elicitation=Recorder(reply)) as client:
+    async with relay.asking_client(Recorder(reply)) as client:
         await client.call_tool("gemini-ask", {"prompt": "clean up"})
     assert relay.backend.answers == [Answer(AskOutcome.DECLINED)]
 
@@ -76,7 +76,7 @@ async def test_a_decline_leaves_the_decision_to_the_policy(relay: InMemory, repl
 async def test_an_unanswered_question_times_out_after_the_ask_timeout(relay: InMemory) -> None:
     recorder = Recorder(None)
     relay.backend.queue(Script(("Policy.",), ask=SHELL))
-    async with relay.client(elicitation=recorder, GEMINI_RELAY_ASK_TIMEOUT="0.3") as client:
+    async with relay.asking_client(recorder, GEMINI_RELAY_ASK_TIMEOUT="0.3") as client:
         with anyio.fail_after(10):
             await client.call_tool("gemini-ask", {"prompt": "clean up"})
         recorder.release.set()
@@ -86,7 +86,7 @@ async def test_an_unanswered_question_times_out_after_the_ask_timeout(relay: InM
 async def test_a_background_job_has_no_caller_to_ask(relay: InMemory) -> None:
     relay.backend.queue(Script(("Policy.",), ask=SHELL))
     recorder = Recorder(accept("proceed_once"))
-    async with relay.client(elicitation=recorder, GEMINI_RELAY_TOOLSETS="jobs") as client:
+    async with relay.asking_client(recorder, GEMINI_RELAY_TOOLSETS="jobs") as client:
         started = await client.call_tool("gemini-run", {"prompt": "clean up"})
         assert not started.is_error, text_of(started)
         data = started.structured_content or {}

@@ -40,7 +40,7 @@ class ClientAsker:
             },
             "required": [CHOICE],
         }
-        message = f"Gemini asks permission: {question.title}\n\n{question.action}"
+        message = f"Permission requested: {question.title}\n\n{question.action}"
         result: types.ElicitResult | None = None
         try:
             with anyio.move_on_after(self.timeout):
