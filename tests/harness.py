@@ -16,7 +16,7 @@ import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import stdio_client
 
 from tests.fakes.fake_gemini_api import FakeGeminiApi, LoggedRequest
@@ -54,10 +54,20 @@ class Relay:
     env: dict[str, str]
     stderr_path: Path
 
-    @asynccontextmanager
-    async def client(
+    def client(
         self, message_handler: MessageHandlerFnT | None = None, /, **overrides: str | None
+    ) -> AbstractAsyncContextManager[Client]:
+        return self.asking_client(None, message_handler, **overrides)
+
+    @asynccontextmanager
+    async def asking_client(
+        self,
+        elicitation: ElicitationFnT | None,
+        message_handler: MessageHandlerFnT | None = None,
+        /,
+        **overrides: str | None,
     ) -> AsyncIterator[Client]:
+        """`elicitation`: the client declares elicitation and answers with this callback."""
         env = dict(self.env)
         for key, value in overrides.items():
             if value is None:
@@ -69,7 +79,10 @@ class Relay:
         )
         with self.stderr_path.open("a", encoding="utf-8") as errlog:
             transport = stdio_client(params, errlog=errlog)
-            async with Client(transport, mode="legacy", message_handler=message_handler) as client:
+            client_of = Client(
+                transport, mode="legacy", message_handler=message_handler, elicitation_callback=elicitation
+            )
+            async with client_of as client:
                 yield client
 
     def stderr(self) -> str:

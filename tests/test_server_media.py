@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from tests.elicitation import Recorder, accept
 from tests.fakes.fake_gemini_api import TINY_PNG
 from tests.harness import Relay
 
@@ -221,3 +222,19 @@ async def test_progress_heartbeats_quote_the_generation_while_it_runs(relay: Rel
         result = await client.call_tool("gemini-video", {"prompt": "beat"}, progress_callback=on_progress)
     assert not result.is_error, text(result)
     assert any("Generating video with veo-3.1-generate-preview" in m for m in seen), seen
+
+
+@pytest.mark.parametrize(("choice", "deleted"), [("delete", True), ("keep", False)])
+async def test_a_delete_without_confirm_asks_a_client_that_can_answer(
+    relay: Relay, tmp_path: Path, choice: str, deleted: bool
+) -> None:
+    (relay.project / "ref.png").write_bytes(TINY_PNG)
+    recorder = Recorder(accept(choice))
+    async with relay.asking_client(recorder, **media_env(tmp_path / "state")) as client:
+        uploaded = facts(await call_ok(client, "gemini-files", {"action": "upload", "path": "ref.png"}))
+        answered = await call_ok(client, "gemini-files", {"action": "delete", "name": uploaded["file_uri"]})
+        after = facts(await call_ok(client, "gemini-files", {"action": "list"}))
+    [params] = recorder.asked
+    assert uploaded["file_uri"] in params.message
+    assert (answered.structured_content or {})["deleted"] is deleted
+    assert (uploaded["file_uri"] not in [f["name"] for f in after["files"]]) is deleted

@@ -35,6 +35,9 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``tool_call:<path>`` [hello.txt]: ``functionCall read_file {"file_path": <path>}``; when the last content is a
   ``functionResponse`` turn: :data:`TOOL_DONE_TEXT`
 - ``write_file:<path>`` [written.txt]: ``functionCall write_file``, then :data:`TOOL_DONE_TEXT` (plan mode denies it)
+- ``shell:<command>`` [echo shell-ran]: ``functionCall run_shell_command {"command": <command>}`` (ACP default mode
+  asks permission for it); when the last content is a ``functionResponse`` turn: ``Shell result: `` followed by that
+  response as JSON (the command's output when it ran, the refusal when it did not)
 - ``thought``: a ``thought: true`` part (:data:`THOUGHT_TEXT`), then :data:`THOUGHT_ANSWER_TEXT`
 - ``empty``: one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
 - ``max_tokens``: :data:`MAX_TOKENS_TEXT` ending with ``finishReason: MAX_TOKENS`` (the output limit cut it off)
@@ -154,6 +157,7 @@ USAGE: Final[dict[str, Any]] = {
 ROUTER_ANSWER: Final[dict[str, Any]] = {"complexity_reasoning": "simple", "complexity_score": 1}
 TITLE_TEXT: Final = "Fake session title"
 TOOL_DONE_TEXT: Final = "Read it."
+SHELL_RESULT_PREFIX: Final = "Shell result: "
 THOUGHT_TEXT: Final = "**Considering the request** The user wants a short answer."
 THOUGHT_ANSWER_TEXT: Final = "Answer after thinking."
 STALL_TEXT: Final = "Partial answer before the stall"
@@ -616,6 +620,16 @@ def _plan_write_file(ctx: _Ctx) -> _Plan:
         return ctx.answer.texts([TOOL_DONE_TEXT])
     args = {"file_path": ctx.arg or "written.txt", "content": "written by the fake model\n"}
     return _Plan(chunks=(ctx.answer.chunk([{"functionCall": {"name": "write_file", "args": args}}], "STOP"),))
+
+
+@_scenario("shell")
+def _plan_shell(ctx: _Ctx) -> _Plan:
+    """The model runs one shell command, then quotes what the CLI answered: the outcome shows whether it ran."""
+    if _last_is_function_response(ctx.body):
+        response = [p["functionResponse"] for p in _parts(ctx.body["contents"][-1]) if "functionResponse" in p]
+        return ctx.answer.texts([SHELL_RESULT_PREFIX + json.dumps(response, ensure_ascii=False)])
+    args = {"command": ctx.arg or "echo shell-ran", "description": "run a command for the test"}
+    return _Plan(chunks=(ctx.answer.chunk([{"functionCall": {"name": "run_shell_command", "args": args}}], "STOP"),))
 
 
 @_scenario("thought")

@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.session import ElicitationFnT
 
 from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
@@ -76,10 +77,14 @@ class InMemory:
     def settings(self, **overrides: str) -> Settings:
         return Settings.from_env({**self.env, **overrides})
 
-    @asynccontextmanager
-    async def client(self, **overrides: str) -> AsyncIterator[Client]:
-        async with self.session(overrides=overrides) as client:
-            yield client
+    def client(self, **overrides: str) -> AbstractAsyncContextManager[Client]:
+        return self.session(overrides=overrides)
+
+    def asking_client(
+        self, elicitation: ElicitationFnT | None, **overrides: str
+    ) -> AbstractAsyncContextManager[Client]:
+        """`elicitation`: the client declares elicitation and answers with this callback."""
+        return self.session(options={"elicitation_callback": elicitation}, overrides=overrides)
 
     @asynccontextmanager
     async def session(

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from gemini_relay.backends.asking import Answer, Question, current_asker
 from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
+from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, TextDelta, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
@@ -29,6 +30,7 @@ class Script:
     deltas: Sequence[str] = ("Scripted answer.",)
     error: RunFailed | None = None  # raised after the deltas instead of finishing
     hold: anyio.Event | None = None  # after the deltas, wait for this before finishing
+    ask: Question | None = None  # after the deltas, ask the run's caller this (as the warm CLI's permission request)
 
 
 def answer(text: str, *, pieces: int = 1) -> Script:
@@ -42,6 +44,7 @@ class ScriptedBackend:
     """Registered in place of the Gemini CLI (BackendRegistry overrides); no process, no network."""
 
     specs: list[RunSpec] = field(default_factory=list[RunSpec])
+    answers: list[Answer] = field(default_factory=list[Answer])  # what each asked question got, in order
     _queue: list[Script] = field(default_factory=list[Script])
     _sessions: dict[str, int] = field(default_factory=dict[str, int])
 
@@ -88,6 +91,10 @@ class ScriptedBackend:
         yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")
         for delta in script.deltas:
             yield TextDelta(delta)
+        if script.ask is not None:
+            got = await current_asker().ask(script.ask)
+            self.answers.append(got)
+            yield RunNotice(f"asked: {got.outcome.value} {got.option_id or ''}".strip())
         if script.hold is not None:
             with anyio.fail_after(HOLD_BOUND):
                 await script.hold.wait()

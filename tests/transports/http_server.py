@@ -21,6 +21,7 @@ from typing import IO
 
 import pytest
 from mcp import Client
+from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -56,9 +57,12 @@ class HttpServer:
         return {"Authorization": f"Bearer {presented}"} if presented else {}
 
     @asynccontextmanager
-    async def client(self, mode: str = "legacy", token: str | None = None) -> AsyncIterator[Client]:
+    async def client(
+        self, mode: str = "legacy", token: str | None = None, elicitation: ElicitationFnT | None = None
+    ) -> AsyncIterator[Client]:
         http = create_mcp_http_client(headers=self.headers(token))
-        async with http, Client(streamable_http_client(self.url, http_client=http), mode=mode) as client:
+        transport = streamable_http_client(self.url, http_client=http)
+        async with http, Client(transport, mode=mode, elicitation_callback=elicitation) as client:
             yield client
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> int:

@@ -26,6 +26,7 @@ from gemini_relay.core.vocabulary import FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices
 from gemini_relay.log import describe_call, logger
+from gemini_relay.server.asking import asking_caller
 from gemini_relay.server.catalog import FixtureCatalog
 from gemini_relay.server.channel import CallChannel
 from gemini_relay.server.fixtures import FixtureTools
@@ -119,7 +120,8 @@ class RelayServer:
 
         async def body(call: CallProgress) -> types.CallToolResult:
             call.channel = CallChannel(ctx)
-            return await self._invoke(tool, arguments, call, self.deps)
+            with asking_caller(ctx, self.deps.settings.ask_timeout_seconds):  # a task's runs have no caller to ask
+                return await self._invoke(tool, arguments, call, self.deps)
 
         return await run_with_keepalive(tool.name, send, interval, body)
 

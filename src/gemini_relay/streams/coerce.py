@@ -25,3 +25,7 @@ def as_int(value: object) -> int:
 
 def as_dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []  # pyright: ignore[reportUnknownVariableType]

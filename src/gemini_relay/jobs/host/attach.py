@@ -8,12 +8,14 @@ from typing import Any
 
 import anyio
 
+from gemini_relay.backends.asking import ASKER, Question
 from gemini_relay.backends.base import Backend
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.asking import ask_terms
 from gemini_relay.jobs.host.client import LOST, REQUEST_TIMEOUT, HostClient, HostMismatch
 from gemini_relay.jobs.host.wire import Channel, decode_error, decode_event, encode_spec
 from gemini_relay.jobs.store.files import FileJobStore
@@ -57,6 +59,7 @@ class HostRunner:
             "backend": record.backend,
             "options": {"priority": options.priority, "idempotency_key": options.idempotency_key},
             "env": self._env,
+            "ask": ask_terms(ASKER.get()),
         }
 
     @staticmethod
@@ -109,6 +112,8 @@ class HostRunner:
                 if "event" in message:
                     event = message["event"]
                     record.apply(decode_event(event, record.streamed_text if event.get("text_streamed") else None))
+                elif "question" in message:
+                    await self._answer(record, message["question"])
                 elif "state" in message:  # queued behind the host's cap, then admitted: the keepalives say which
                     record.state = RunState(message["state"])
                 elif "result" in message:
@@ -137,6 +142,18 @@ class HostRunner:
             else:
                 with anyio.CancelScope(shield=True):
                     await channel.aclose()
+
+    async def _answer(self, record: RunRecord, question: dict[str, Any]) -> None:
+        """Ask this call's caller and send the answer to the host. A server with no caller of its own (a resumed
+        task, a second attacher) leaves the question to the one that has one, or to the host's timeout."""
+        asker = ASKER.get()
+        if asker is None:
+            return
+        answer = await asker.ask(Question.from_json(question))
+        with contextlib.suppress(*LOST, BackendUnavailable):
+            await self._client.call(
+                {"op": "answer", "job_id": record.run_id, "question": question.get("id"), "answer": answer.to_json()}
+            )
 
     async def _attach(self, record: RunRecord) -> tuple[Channel, dict[str, Any]]:
         """The `run` request sent and its first reply read, on a kept channel if one is still open.

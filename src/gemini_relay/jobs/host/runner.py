@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from gemini_relay.backends.asking import ASKER, Asker, AskOutcome, Unasked
 from gemini_relay.backends.base import Backend
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta
 from gemini_relay.core.result import RunResult
@@ -21,6 +22,7 @@ from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, Ru
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import consume, outcome_from_record
+from gemini_relay.jobs.host.asking import Questions
 from gemini_relay.jobs.host.wire import Channel, encode_event
 from gemini_relay.jobs.store.base import (
     EXIT_CANCELLED,
@@ -84,11 +86,17 @@ class LiveJob:
         # What an attached server replays: the run's state (queued in this host's engine, then starting) and events.
         self.events: list[dict[str, Any]] = [{"state": RunState.QUEUED.value}]
         self.result: RunResult | None = None
+        self.questions = Questions()
+        self.asker: Asker = Unasked(AskOutcome.NO_CALLER)  # set from the create request (jobs/host/asking.py)
         self._changed = anyio.Event()
 
     def publish(self, event: AgentEvent) -> None:
         streamed = self.record.streamed_text if isinstance(event, Finished) else None
         self.events.append({"event": encode_event(event, streamed)})
+        self._wake()
+
+    def publish_question(self, question: dict[str, Any]) -> None:
+        self.events.append({"question": question})
         self._wake()
 
     def admitted(self) -> None:
@@ -109,8 +117,11 @@ class LiveJob:
         while True:
             changed = self._changed
             while sent < len(self.events):
-                await channel.send(self.events[sent])
+                message = self.events[sent]
                 sent += 1
+                question = message.get("question")
+                if question is None or question["id"] not in self.questions.settled:  # an answered one is not news
+                    await channel.send(message)
             if self.result is not None and sent == len(self.events):
                 await channel.send(self._result_message(self.result))
                 return
@@ -183,7 +194,11 @@ class HostedRunner(JobManager):
 
         record.listener = listen
         mirror.flush()
-        await consume(backend, record)
+        token = ASKER.set(live.asker if live is not None else None)
+        try:
+            await consume(backend, record)
+        finally:
+            ASKER.reset(token)
         return outcome_from_record(record)
 
     async def execute(self, engine: RunEngine, record: RunRecord) -> JobResult:

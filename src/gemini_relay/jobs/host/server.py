@@ -23,6 +23,7 @@ import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 
 from gemini_relay import __version__
+from gemini_relay.backends.asking import Answer
 from gemini_relay.backends.base import Backend
 from gemini_relay.backends.registry import BackendRegistry, relevant_env
 from gemini_relay.config import Settings
@@ -31,6 +32,7 @@ from gemini_relay.errors import RelayError, RunFailed
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.host.asking import asker_for
 from gemini_relay.jobs.host.door import listen, take_host_lock
 from gemini_relay.jobs.host.registries import Registries
 from gemini_relay.jobs.host.runner import HostedRunner, LiveJob
@@ -264,6 +266,11 @@ class Host:
             await self._attach(channel, str(request["job_id"]))
         elif op == "cancel":
             await channel.send(await self._cancel(str(request["job_id"])))
+        elif op == "answer":  # a run's question, answered by the caller of the server attached to it
+            live = self.runner.live.get(str(request["job_id"]))
+            answer = Answer.from_json(dict(request.get("answer") or {}))
+            found = live is not None and live.questions.answer(str(request.get("question")), answer)
+            await channel.send({"answered": found})
         elif op == "cancel_all":
             count = self.engine.cancel_all(str(request.get("message") or "was cancelled"))
             await channel.send({"cancelled": count})
@@ -300,6 +307,8 @@ class Host:
         if not record.reused_job:
             self.runner.claim(record.run_id)  # a fresh job: nobody else can hold it yet
             self._start(record, registry)
+            live = self.runner.live[record.run_id]  # its task has not started yet: the asker is in place before it
+            live.asker = asker_for(request.get("ask"), live.questions, live.publish_question)
         return {"job_id": record.run_id, "reused": record.reused_job}
 
     def _start(self, record: RunRecord, registry: BackendRegistry) -> None:

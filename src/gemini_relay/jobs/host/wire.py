@@ -3,8 +3,9 @@
 Every connection opens with `hello` (protocol and relay version; a server never talks to a host of another
 version). Requests are one JSON object per line with an `op`; replies are objects too. `run` answers with a stream
 of `{"event": ...}` lines and then one `{"result": <RunResult JSON>}` (failures keep their kind through
-core/result.Failure); the answer's text crosses once, in the deltas, when the Finished event and the result say
-`text_streamed` / `text_from_transcript` instead of repeating it.
+core/result.Failure), with `{"question": ...}` lines where the run asks its caller (jobs/host/asking.py; the server
+answers with the `answer` op on another connection); the answer's text crosses once, in the deltas, when the
+Finished event and the result say `text_streamed` / `text_from_transcript` instead of repeating it.
 Errors that are not run results are `{"error": {"kind": ..., "message": ...}}`.
 """
 
@@ -30,7 +31,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.jobs.store.base import JobConflict
 
-PROTOCOL = 2  # 2: a Finished and a result may travel without the text the deltas carried
+PROTOCOL = 3  # 2: a Finished and a result may travel without the text the deltas carried; 3: questions, `answer`
 SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels in one line: what a server reads

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from gemini_relay.backends.asking import without_caller
 from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
 from gemini_relay.content.review import length_limit
@@ -98,7 +99,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         timeout_seconds=deps.settings.timeout_seconds,
         explicit=frozenset(args.model_fields_set),
     )
-    record = await deps.engine.register(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
+    with without_caller():  # the job outlives this call: its questions are answered by its policy
+        record = await deps.engine.register(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
     if record.reused_job:
         status = runner.status(record.run_id)
         matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}
@@ -106,7 +108,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             matched["note"] += "; " + collect_hint(record.run_id)
         return status_reply(matched)
     assert deps.background is not None
-    deps.background.start_soon(deps.run_detached, record)
+    with without_caller():
+        deps.background.start_soon(deps.run_detached, record)
     status = await runner.wait(
         record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
     )

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from gemini_relay.backends.asking import AskOutcome, Option, Question, current_asker
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
@@ -24,7 +25,11 @@ class FilesInput(ToolInput):
     url: Url | None = Field(None, description="upload: a public https image URL the server fetches.")
     data_base64: str | None = Field(None, description="upload: base64 bytes (last resort).")
     name: str | None = Field(None, max_length=128, description="delete: the files/<id> to delete.")
-    confirm: bool = Field(False, description="delete: must be true; deleting cannot be undone.")
+    confirm: bool = Field(
+        False,
+        description="delete: must be true (deleting cannot be undone); when left out, a client that supports "
+        "elicitation is asked to confirm instead.",
+    )
     limit: int = Field(50, ge=1, le=500, description="list: at most this many files.")
 
 
@@ -49,11 +54,15 @@ async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
     if args.action == "delete":
         if not args.name:
             raise InputError("delete needs the files/<id> to delete", field="name")
-        if not args.confirm:
-            raise InputError(f"deleting {args.name} cannot be undone: pass confirm: true to delete it", field="confirm")
         name = media_refs.file_uri_ref(args.name, "name").value
+        if not args.confirm:
+            kept = await _confirm_delete(args.name, "confirm" in args.model_fields_set)
+            if kept is not None:
+                return Reply(kept, structured={"deleted": False, "name": args.name, "confirmation": "refused"})
         await maker.delete_file(name if name.startswith("files/") else "files/" + name.split("/files/", 1)[1])
-        return Reply(f"Deleted {args.name}.")
+        confirmation = "argument" if args.confirm else "asked"
+        return Reply(f"Deleted {args.name}.", structured={"deleted": True, "name": args.name,
+                                                          "confirmation": confirmation})  # fmt: skip
     sources = [s for s in (args.path, args.url, args.data_base64) if s]
     if len(sources) != 1:
         raise InputError("upload takes exactly one of path, url or dataBase64", field="action")
@@ -77,6 +86,28 @@ async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
     expires = f", expires {uploaded.expires}" if uploaded.expires else ""
     text = f"Uploaded `{uploaded.name}` ({uploaded.mime_type}{size}{expires}).\n\nNext: {data['next']}"
     return Reply(text, data, structured=data)
+
+
+async def _confirm_delete(name: str, explicit: bool) -> str | None:
+    """None when the user confirmed the delete through the client; the reply when they chose to keep the file.
+
+    Raises:
+        InputError: `confirm: false`, or no answer (a client without elicitation, a decline, a timeout).
+    """
+    refusal = f"deleting {name} cannot be undone: pass confirm: true to delete it"
+    if explicit:
+        raise InputError(refusal, field="confirm")
+    asker = current_asker()
+    question = Question(
+        title=f"Delete {name}",
+        action=f"delete {name} from the Gemini Files API (this cannot be undone)",
+        options=(Option("delete", "Delete it", "allow_once"), Option("keep", "Keep it", "reject_once")),
+    )
+    answer = await asker.ask(question)
+    chosen = question.option(answer.option_id) if answer.option_id else None
+    if answer.outcome is AskOutcome.ANSWERED and chosen is not None:
+        return None if chosen.allows else f"Kept {name}: the user chose not to delete it (asked through the client)."
+    raise InputError(f"{refusal} (not deleted: {answer.outcome.describe(asker.timeout)})", field="confirm")
 
 
 def _file_table(rows: list[dict[str, Any]]) -> str:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide
+from gemini_relay.backends.asking import Option
+from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide, question_for
 from gemini_relay.core.spec import RunSpec
 
 OPTIONS = [
@@ -54,3 +55,24 @@ def test_the_run_mode_maps_like_the_cold_approval_flags() -> None:
     assert acp_mode(RunSpec(tool="t", prompt="p", cwd=spec.cwd, mode="plan", skip_permissions=True)) == "plan"
     assert acp_mode(RunSpec(tool="t", prompt="p", cwd=spec.cwd, skip_permissions=True)) == "yolo"
     assert acp_mode(RunSpec(tool="t", prompt="p", cwd=spec.cwd, mode="accept-edits")) == "autoEdit"
+
+
+def test_a_shell_request_becomes_a_question_quoting_its_command_line_and_the_offered_options() -> None:
+    params = {**request("execute"), "toolCall": {"toolCallId": "t", "kind": "execute", "title": "touch ran.txt"}}
+    question = question_for(params)
+    assert question.title == "touch ran.txt (execute)"
+    assert question.action == "touch ran.txt"
+    assert [o.option_id for o in question.options] == ["proceed_always", "proceed_once", "cancel"]
+    assert question.option("cancel") == Option("cancel", "cancel", "reject_once")
+
+
+def test_an_edit_request_names_each_file_with_a_diff_summary() -> None:
+    content = [
+        {"type": "diff", "path": "/p/new.txt", "oldText": "", "newText": "a\nb\n"},
+        {"type": "diff", "path": "/p/old.txt", "oldText": "a\nb\n", "newText": "a\nc\nd\n"},
+    ]
+    params = {
+        **request("edit"),
+        "toolCall": {"toolCallId": "t", "kind": "edit", "title": "Writing", "content": content},
+    }
+    assert question_for(params).action == "/p/new.txt: new file, 2 line(s)\n/p/old.txt: +2 -1 line(s)"

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator
+from typing import Any
 
 import anyio
 
 from gemini_relay.backends.advice import EMPTY_ADVICE
+from gemini_relay.backends.asking import Answer, AskOutcome, current_asker
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure
-from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide, describe_call
+from gemini_relay.backends.gemini_cli.acp.permissions import Verdict, acp_mode, decide, describe_call, question_for
 from gemini_relay.backends.gemini_cli.acp.pool import WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configure
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
@@ -182,7 +184,7 @@ async def _prompt(
                         yield event
                     _track_mode(lease, translator)
                 elif item.kind == "permission":
-                    for event in await _answer(connection, item, mode, translator):
+                    for event in await _answer(connection, item, mode, translator, deadline):
                         yield event
                 elif item.kind == "closed":
                     settled = True
@@ -222,17 +224,45 @@ def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
 
 
 async def _answer(
-    connection: AcpConnection, item: Inbound, mode: str, translator: UpdateTranslator
+    connection: AcpConnection, item: Inbound, mode: str, translator: UpdateTranslator, deadline: float
 ) -> list[AgentEvent]:
-    verdict = decide(mode, item.payload)
+    verdict, notice = await _decide(mode, item.payload, deadline)
     tool_call = item.payload.get("toolCall")
     call: dict[str, object] = tool_call if isinstance(tool_call, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     with contextlib.suppress(AcpConnectionLost):  # a dead child shows up as `closed` next
         await connection.respond(item.request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
+    notices = [RunNotice(notice)] if notice else []
     if verdict.allow:
-        return translator.tool_call(call)
-    notice = RunNotice(f"Refused {describe_call(item.payload)}: {verdict.reason}.")
-    return [*translator.refused(call, verdict.reason), notice]
+        return [*translator.tool_call(call), *notices]
+    return [*translator.refused(call, verdict.reason), *notices]
+
+
+async def _decide(mode: str, params: dict[str, Any], deadline: float) -> tuple[Verdict, str]:
+    """The policy's verdict, or the user's where the policy would refuse and the caller can be asked; and the
+    notice that says which decided. Plan mode is read-only by contract: it is never asked."""
+    verdict = decide(mode, params)
+    what = describe_call(params)
+    if verdict.allow:
+        return verdict, ""
+    if mode == "plan":
+        return verdict, f"Refused {what}: {verdict.reason}."
+    asker = current_asker()
+    question = question_for(params)
+    answer = Answer(AskOutcome.TIMED_OUT)
+    with anyio.move_on_after(max(deadline - anyio.current_time(), 0)):
+        answer = await asker.ask(question)
+    chosen = question.option(answer.option_id) if answer.option_id else None
+    if answer.outcome is AskOutcome.ANSWERED and chosen is not None:
+        if chosen.allows:
+            return Verdict(
+                True, chosen.option_id
+            ), f"The user allowed {what} ({chosen.name}), asked through the client."
+        reason = "the user refused it"
+        return Verdict(
+            False, chosen.option_id, reason
+        ), f"Refused {what}: {reason} ({chosen.name}), asked through the client."
+    why = answer.outcome.describe(asker.timeout)
+    return verdict, f"Refused {what}: {verdict.reason} (decided by the call's policy: {why})."
 
 
 def _track_mode(lease: Lease, translator: UpdateTranslator) -> None:

@@ -7,13 +7,17 @@ headless line. Never `allow_always`: it switches the whole session's mode.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from gemini_relay.backends.asking import Option, Question
 from gemini_relay.core.spec import RunSpec
+from gemini_relay.streams.coerce import as_dict, as_list, as_str
 
 READ_ONLY_KINDS = frozenset({"read", "search", "think"})
 EDIT_KINDS = frozenset({"edit", "delete", "move"})
+MAX_ACTION_CHARS = 2000  # what a question quotes of the action: a whole new file is summarised, not pasted
 
 
 @dataclass(frozen=True)
@@ -72,3 +76,42 @@ def describe_call(params: dict[str, Any]) -> str:
         if isinstance(title, str) and title:
             return f"{title} ({kind})" if isinstance(kind, str) else title
     return "a tool call"
+
+
+def question_for(params: dict[str, Any]) -> Question:
+    """The request as a person reads it: the exact action (the command line, each file with a diff summary) and
+    the options the CLI offered, in its order."""
+    tool_call: dict[str, Any] = as_dict(params.get("toolCall"))
+    title = as_str(tool_call.get("title")) or "a tool call"
+    options = tuple(
+        Option(as_str(o.get("optionId")), as_str(o.get("name")) or as_str(o.get("optionId")), as_str(o.get("kind")))
+        for o in (as_dict(raw) for raw in as_list(params.get("options")))
+        if as_str(o.get("optionId"))
+    )
+    return Question(title=f"{title} ({as_str(tool_call.get('kind')) or 'other'})", action=_action(tool_call),
+                    options=options)  # fmt: skip
+
+
+def _action(tool_call: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for block in (as_dict(raw) for raw in as_list(tool_call.get("content"))):
+        if block.get("type") == "diff":
+            old, new = as_str(block.get("oldText")), as_str(block.get("newText"))
+            lines.append(f"{as_str(block.get('path'))}: {_diff_summary(old, new)}")
+        elif block.get("type") == "content":
+            text = as_str(as_dict(block.get("content")).get("text"))
+            if text:
+                lines.append(text)
+    if not lines:  # a shell call carries its command line as the title; the locations name the files
+        lines.append(as_str(tool_call.get("title")) or "a tool call")
+        lines += [f"at {as_str(as_dict(loc).get('path'))}" for loc in as_list(tool_call.get("locations"))]
+    return "\n".join(lines)[:MAX_ACTION_CHARS]
+
+
+def _diff_summary(old: str, new: str) -> str:
+    if not old:
+        return f"new file, {len(new.splitlines())} line(s)"
+    diff = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0))
+    added = sum(1 for line in diff if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in diff if line.startswith("-") and not line.startswith("---"))
+    return f"+{added} -{removed} line(s)"

@@ -1,0 +1,53 @@
+"""A permission request of the real warm Gemini CLI (ACP session/request_permission) reaches the MCP client's
+elicitation callback over stdio and over HTTP, and the user's choice reaches the CLI: `touch` runs or it does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.elicitation import Recorder, accept
+from tests.harness import Relay
+from tests.test_server_surface import text_of
+from tests.transports.http_server import http_server
+
+pytestmark = pytest.mark.anyio
+
+WARM = {"GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_WARM_MAX_RSS_MB": "4096"}
+PROMPT = "[[fake:shell:touch ran.txt]]"
+
+
+async def test_allow_over_stdio_runs_the_command_the_cli_asked_about(relay: Relay) -> None:
+    recorder = Recorder(accept("proceed_once"))
+    async with relay.asking_client(recorder, **WARM) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": PROMPT})
+    assert not result.is_error, text_of(result)
+    assert any("touch ran.txt" in params.message for params in recorder.asked), recorder.asked
+    assert (relay.project / "ran.txt").exists()
+    assert "The user allowed" in text_of(result)
+
+
+async def test_deny_over_stdio_keeps_the_command_from_running(relay: Relay) -> None:
+    recorder = Recorder(accept("cancel"))
+    async with relay.asking_client(recorder, **WARM) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": PROMPT})
+    assert recorder.asked
+    assert not (relay.project / "ran.txt").exists()
+    assert "the user refused it" in text_of(result)
+
+
+async def test_a_client_without_elicitation_gets_the_policy_and_is_told_so(relay: Relay) -> None:
+    async with relay.client(**WARM) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": PROMPT})
+    assert not (relay.project / "ran.txt").exists()
+    assert "decided by the call's policy: the MCP client cannot be asked" in text_of(result)
+
+
+async def test_allow_over_http_runs_the_command(relay: Relay) -> None:
+    recorder = Recorder(accept("proceed_once"))
+    with http_server(relay, **WARM) as server:
+        async with server.client(elicitation=recorder) as client:
+            result = await client.call_tool("gemini-ask", {"prompt": PROMPT})
+        server.stop()
+    assert not result.is_error, text_of(result)
+    assert any("touch ran.txt" in params.message for params in recorder.asked), recorder.asked
+    assert (relay.project / "ran.txt").exists()
