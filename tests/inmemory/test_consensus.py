@@ -25,7 +25,7 @@ SYNTHESIS = "## Agreement\nBoth weigh the team. [pro] [flash]\n## Disagreement\n
 
 def data_of(result: types.CallToolResult) -> dict[str, Any]:
     assert not result.is_error, text_of(result)
-    data = result.structured_content
+    data: dict[str, Any] | None = result.structured_content
     assert data is not None
     errors = [e.message for e in Draft202012Validator(CONSENSUS).iter_errors(data)]
     assert not errors, errors
@@ -142,9 +142,7 @@ async def test_stances_shape_each_prompt_and_label_each_answer(relay: InMemory) 
         ([{"model": "pro", "backend": "nope"}], "'nope' is not a backend of this server"),
     ],
 )
-async def test_a_bad_panel_is_refused_before_any_model_runs(
-    relay: InMemory, models: list[Any], expected: str
-) -> None:
+async def test_a_bad_panel_is_refused_before_any_model_runs(relay: InMemory, models: list[Any], expected: str) -> None:
     async with relay.client(**REVIEW) as client:
         result = await client.call_tool("gemini-consensus", {"prompt": QUESTION, "models": models})
     assert result.is_error
