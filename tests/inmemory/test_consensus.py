@@ -183,3 +183,12 @@ async def test_the_same_key_with_another_question_is_refused(relay: InMemory) ->
         other = await client.call_tool("gemini-consensus", {"prompt": "Another question?", "idempotencyKey": "k"})
     data_of(first)
     assert other.is_error and "idempotency" in text_of(other).lower()
+
+
+async def test_a_model_no_backend_could_run_is_refused_before_any_job_exists(relay: InMemory) -> None:
+    async with relay.client(GEMINI_RELAY_TOOLSETS="review,jobs") as client:
+        result = await client.call_tool("gemini-consensus", {"prompt": QUESTION, "models": ["pro", "-rf"]})
+        jobs = await client.call_tool("gemini-jobs", {})
+    assert result.is_error and "model" in text_of(result)
+    assert relay.backend.specs == []
+    assert (jobs.structured_content or {})["count"] == 0  # no first model's job left queued for adoption

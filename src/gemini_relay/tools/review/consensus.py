@@ -16,6 +16,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import Field
 
+from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.registry import resolve_name
 from gemini_relay.content.consensus import (
     DEFAULT_MODELS,
@@ -138,12 +139,14 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
     if (args.async_ or args.idempotency_key) and (deps.jobs is None or deps.background is None):
         raise InputError("async and idempotencyKey need the job store (this server has none)")
     key = args.idempotency_key or (uuid.uuid4().hex if args.async_ else None)
+    specs = [_spec(deps, call, member_prompt(args.prompt, m.stance), m.model) for m in members]
+    for member, spec in zip(members, specs, strict=True):  # all checked first: a refused model leaves no job behind
+        check_spec(spec)
+        deps.engine.backend(member.backend).check(spec)
     # Registered one after another, in panel order: a resumed task re-registers its jobs in that order.
     records = [
-        await deps.engine.register(
-            _spec(deps, call, member_prompt(args.prompt, m.stance), m.model), m.backend, _key(key, str(n))
-        )
-        for n, m in enumerate(members, 1)
+        await deps.engine.register(spec, m.backend, _key(key, str(n)))
+        for n, (m, spec) in enumerate(zip(members, specs, strict=True), 1)
     ]
     if args.async_:
         assert deps.background is not None and key is not None
