@@ -14,6 +14,7 @@ import pytest
 
 from tests.fakes.fake_gemini_api import USAGE
 from tests.harness import Relay
+from tests.task_client import task_client
 from tests.test_server_api import api
 from tests.test_server_surface import text_of
 
@@ -100,3 +101,19 @@ async def test_on_the_gemini_cli_two_models_answer_and_the_synthesis_names_them(
         FLASH,
         JUDGE,
     }
+
+
+async def test_as_an_mcp_task_the_consensus_runs_on_its_jobs_and_the_task_is_its_first_job(
+    relay: Relay, tmp_path: Path
+) -> None:
+    by_model(relay, "Flash: no, wait for Monday.")
+    env = {
+        k: v for k, v in {**REVIEW, **api(relay, tmp_path / "state")}.items() if v is not None
+    }  # GEMINI_MCP_BACKEND=api
+    async with task_client(relay, env=env) as client:
+        created = await client.call("gemini-consensus", PANEL)
+        done = await client.until_done(created["taskId"])
+    assert created["resultType"] == "task" and done["status"] == "completed"
+    data = done["result"]["structuredContent"]
+    assert_two_answers_and_a_synthesis_naming_them(data)
+    assert created["taskId"] == data["answers"][0]["job_id"]

@@ -144,10 +144,10 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
         check_spec(spec)
         deps.engine.backend(member.backend).check(spec)
     # Registered one after another, in panel order: a resumed task re-registers its jobs in that order.
-    records = [
-        await deps.engine.register(spec, m.backend, _key(key, str(n)))
-        for n, (m, spec) in enumerate(zip(members, specs, strict=True), 1)
-    ]
+    records: list[RunRecord] = []
+    for n, (member, spec) in enumerate(zip(members, specs, strict=True), 1):
+        records.append(await deps.engine.register(spec, member.backend, _key(key, str(n))))
+        call.watch(records[-1])  # watched in that order too: a task lists its jobs as they are watched
     if args.async_:
         assert deps.background is not None and key is not None
         deps.background.start_soon(_detached, deps, call, args, members, records, key)
@@ -176,7 +176,7 @@ async def _panel(
     outcomes: list[Outcome | None] = [None] * len(members)
 
     async def one(index: int) -> None:
-        outcomes[index] = await _outcome(deps, call, members[index], records[index])
+        outcomes[index] = await _outcome(deps, members[index], records[index])
 
     async with anyio.create_task_group() as group:  # the executor's cap admits them: no cap of our own
         for index in range(len(members)):
@@ -192,9 +192,9 @@ async def _panel(
     first = answered[0].member
     judge = Member(args.synthesis_model or first.model, first.backend, None, "synthesis")
     spec = _spec(deps, call, synthesis_prompt(args.prompt, done), judge.model)
-    synthesis = await _outcome(
-        deps, call, judge, await deps.engine.register(spec, judge.backend, _key(key, "synthesis"))
-    )
+    record = await deps.engine.register(spec, judge.backend, _key(key, "synthesis"))
+    call.watch(record)
+    synthesis = await _outcome(deps, judge, record)
     default = deps.registry.default_model(deps.selection().backend)
     data = fold(done, synthesis, load_rate_card(deps.settings.env), default)
     if key is not None:
@@ -202,10 +202,9 @@ async def _panel(
     return data
 
 
-async def _outcome(deps: Deps, call: CallProgress, member: Member, record: RunRecord) -> Outcome:
+async def _outcome(deps: Deps, member: Member, record: RunRecord) -> Outcome:
     """One call's answer, or its failure as data: a model that fails or times out does not stop the panel."""
     started = time.monotonic()
-    call.watch(record)
     try:
         result = await deps.engine.execute(record)
     except (RunFailed, BackendUnavailable) as exc:  # cancelled included: that model is reported as stopped
