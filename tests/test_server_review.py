@@ -69,11 +69,12 @@ async def test_the_review_tools_exist_only_with_the_review_toolset(relay: Relay)
         names = [t.name for t in (await client.list_tools()).tools]
         with pytest.raises(MCPError, match="Unknown tool: gemini-assess"):
             await client.call_tool("gemini-assess", {})
-    assert "gemini-review" not in names
+    assert "gemini-review" not in names and "gemini-consensus" not in names
     async with relay.client(**REVIEW) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert list(tools)[-4:] == ["gemini-assess", "gemini-review", "gemini-search", "gemini-structured"]
-    for name in ("gemini-assess", "gemini-review", "gemini-search", "gemini-structured"):
+    review_tools = ["gemini-assess", "gemini-review", "gemini-search", "gemini-structured", "gemini-consensus"]
+    assert list(tools)[-5:] == review_tools  # the toolset's order: gemini-consensus joined last
+    for name in review_tools:
         annotations = tools[name].annotations
         assert annotations is not None and annotations.read_only_hint and not annotations.destructive_hint
     assess = tools["gemini-assess"].annotations

@@ -57,6 +57,8 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
   one repeating; a string element is sent verbatim, anything else as JSON (first-bad-then-good repair turns)
 - ``quota_for:<model>`` / ``unavailable_for:<model>``: 429 RESOURCE_EXHAUSTED / 503 UNAVAILABLE when the request is for
   ``<model>``, the default echo for any other model (a capacity failure that a fallback model escapes)
+- ``by_model:<JSON object>``: per model (the request's): a string value answers that text, an integer fails with that
+  HTTP status as ``error:<status>`` does; a model not named gets the default echo (a consensus panel)
 - ``quota_free``: 429 RESOURCE_EXHAUSTED as a free-tier key gets it from image models (every quota ``limit: 0``)
 - ``image_safety``: no content, ``finishReason: IMAGE_SAFETY`` and a ``finishMessage``; ``prompt_blocked``: no
   candidates, ``promptFeedback.blockReason: PROHIBITED_CONTENT``
@@ -758,6 +760,24 @@ def _plan_quota_for(ctx: _Ctx) -> _Plan:
 @_scenario("unavailable_for")
 def _plan_unavailable_for(ctx: _Ctx) -> _Plan:
     return ctx.error(503) if ctx.answer.model == ctx.arg else _echo_plan(ctx.body, ctx.answer)
+
+
+@_scenario("by_model")
+def _plan_by_model(ctx: _Ctx) -> _Plan:
+    """Each model its own answer (a consensus panel): a string answers that text, an integer fails with that HTTP
+    status (the errors of ``error:<status>``); a model not in the object gets the default echo."""
+    try:
+        plans = json.loads(ctx.arg or "")
+    except ValueError:
+        raise ScenarioError(f"by_model needs a JSON object, got {ctx.arg!r}") from None
+    if not isinstance(plans, dict):
+        raise ScenarioError("by_model needs a JSON object of model -> answer text or HTTP status")
+    chosen = plans.get(ctx.answer.model)
+    if isinstance(chosen, bool) or not isinstance(chosen, str | int | None):
+        raise ScenarioError(f"by_model: {ctx.answer.model}'s entry must be a text or an HTTP status")
+    if isinstance(chosen, int):
+        return ctx.error(_int_arg("by_model", str(chosen), 500, 400, 599))
+    return _echo_plan(ctx.body, ctx.answer) if chosen is None else ctx.answer.texts([chosen])
 
 
 @_scenario("served_by")

@@ -8,7 +8,7 @@ waits for (a progress keepalive), so nothing sleeps. Every RunSpec it was given 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -46,6 +46,10 @@ class ScriptedBackend:
     specs: list[RunSpec] = field(default_factory=list[RunSpec])
     answers: list[Answer] = field(default_factory=list[Answer])  # what each asked question got, in order
     _queue: list[Script] = field(default_factory=list[Script])
+    # A model's own script, played by every run of that model (a consensus panel runs models in parallel, so a
+    # queue's order would not say which model got which script); the queue serves every other run.
+    by_model: dict[str, Script] = field(default_factory=dict[str, Script])
+    on_run: Callable[[RunSpec], None] | None = None  # told of each run as it starts (a test's event to wait on)
     _sessions: dict[str, int] = field(default_factory=dict[str, int])
 
     @property
@@ -85,7 +89,11 @@ class ScriptedBackend:
 
     async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         self.specs.append(spec)
-        script = self._queue.pop(0) if self._queue else answer(f"Scripted answer to: {spec.prompt}")
+        if self.on_run is not None:
+            self.on_run(spec)
+        script = self.by_model.get(spec.model or "")
+        if script is None:
+            script = self._queue.pop(0) if self._queue else answer(f"Scripted answer to: {spec.prompt}")
         session = spec.conversation_id or str(uuid.uuid4())
         self._sessions[session] = self._sessions.get(session, 0) + 1
         yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")

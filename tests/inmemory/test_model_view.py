@@ -113,6 +113,11 @@ async def _conversations(client: Client, relay: InMemory) -> types.CallToolResul
 
 
 # Each tool's calls: (variant, recipe). A variant per shape of answer (plain, with usage, as data, a notice, a list).
+async def _consensus_with_a_failure(client: Client, relay: InMemory) -> types.CallToolResult:
+    relay.backend.by_model["flash"] = Script(error=RunFailed("flash is overloaded"))
+    return await client.call_tool("gemini-consensus", {"prompt": "ship it?"})
+
+
 RECIPES: dict[str, list[tuple[str, Recipe]]] = {
     "gemini-ask": [
         ("plain", _call("gemini-ask", {"prompt": "hello"})),
@@ -141,6 +146,12 @@ RECIPES: dict[str, list[tuple[str, Recipe]]] = {
     "gemini-review": [("scan", _call("gemini-review", {"depth": "scan"}))],
     "gemini-search": [("answer", _call("gemini-search", {"query": "what is MCP"}))],
     "gemini-structured": [("json", _call("gemini-structured", {"prompt": "who?", "schema": PERSON}, ADA))],
+    "gemini-consensus": [
+        ("panel", _call("gemini-consensus", {"prompt": "ship it?"})),
+        ("one failed", _consensus_with_a_failure),
+        ("dry run", _call("gemini-consensus", {"prompt": "ship it?", "dryRun": True})),
+        ("async", _call("gemini-consensus", {"prompt": "ship it?", "async": True})),
+    ],
     "gemini-image-edit": [
         ("done", _call("gemini-image-edit", {"prompt": "a red square"})),
         ("async", _async_generation),

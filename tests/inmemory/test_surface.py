@@ -92,7 +92,7 @@ async def test_a_new_tool_is_its_own_module_and_one_line_in_its_toolsets_list(
     without = await surface_of(relay, (), False)
 
     names = [t["name"] for t in served["tools"]]
-    assert names[-2:] == ["gemini-structured", "gemini-echo"]  # at the end of its toolset, in its list's order
+    assert names[-2:] == ["gemini-consensus", "gemini-echo"]  # at the end of its toolset, in its list's order
     echo = served["tools"][-1]
     assert echo["description"] == "Say the text back, in-process."
     assert echo["inputSchema"]["properties"]["shout"] == {

@@ -24,6 +24,7 @@ DATA_TOOLS = {
     "gemini-conversations",
     "gemini-assess",
     "gemini-structured",
+    "gemini-consensus",
     "gemini-run",
     "gemini-status",
     "gemini-wait",
@@ -59,6 +60,7 @@ async def test_every_data_tool_answers_structured_content_valid_against_its_own_
         "gemini-conversations": {},
         "gemini-assess": {},
         "gemini-structured": {"prompt": '[[fake:json:{"n": 3}]] give n', "schema": {"type": "object"}},
+        "gemini-consensus": {"prompt": "a decision"},  # the default panel: the CLI's pro and flash
     }
     results: dict[str, types.CallToolResult] = {}
     async with relay.client(**ALL) as client:
@@ -87,6 +89,8 @@ async def test_every_data_tool_answers_structured_content_valid_against_its_own_
     status = results["gemini-status"]
     assert (status.structured_content or {})["result"] in status.content[0].text  # type: ignore[union-attr]
     assert (results["gemini-assess"].structured_content or {})["changedFiles"] == ["a.py"]
+    panel = results["gemini-consensus"].structured_content or {}
+    assert [a["label"] for a in panel["answers"]] == ["pro", "flash"] and panel["synthesis"]["ok"]
     for result in (ask, usage):
         assert not result.is_error
         valid(ANSWER_SCHEMA, result.structured_content)
