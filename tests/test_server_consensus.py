@@ -83,6 +83,8 @@ async def test_on_the_api_backend_a_dry_run_sends_no_generate_request(relay: Rel
     data = data_of(result)
     assert data["dry_run"] and [a["model"] for a in data["answers"]] == [PRO, FLASH]
     assert all(a["estimated_usd"] is not None for a in data["answers"])
+    assert all(a["token_method"] == "counted" for a in data["answers"])  # the API's countTokens, as gemini-ask's
+    assert "counted by the API" in data["token_method"]
     assert generate_requests(relay) == []
 
 

@@ -32,13 +32,14 @@ from gemini_relay.content.consensus import (
 )
 from gemini_relay.content.rate_card import load_rate_card
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.tokens import estimated
+from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
 from gemini_relay.core.vocabulary import BackendName, FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, ConfigError, InputError, RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.context_pack import model_id
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -124,6 +125,17 @@ def _spec(deps: Deps, call: CallProgress, prompt: str, model: str | None) -> Run
     )
 
 
+async def _count(deps: Deps, text: str, model: str | None) -> TokenCount:
+    """The API's count where a key is there (as gemini-ask's dryRun), else the labelled estimate."""
+    counter = deps.registry.token_counter()
+    if counter is None:
+        return estimated(text)
+    try:
+        return TokenCount(await counter.count_tokens(text, model_id(model) if model else None), TokenMethod.COUNTED)
+    except (RunFailed, OSError):
+        return estimated(text)  # its label says so; the dry run goes on
+
+
 def _key(key: str | None, part: str) -> JobOptions:
     return JobOptions(idempotency_key=f"consensus:{key}:{part}" if key else None)
 
@@ -133,7 +145,7 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
     card = load_rate_card(deps.settings.env)
     default = deps.registry.default_model(deps.selection().backend)
     if args.dry_run:
-        counts = [estimated(member_prompt(args.prompt, m.stance)) for m in members]
+        counts = [await _count(deps, member_prompt(args.prompt, m.stance), m.model) for m in members]
         data = dry_run(members, counts, card, default)
         return Reply(markdown(data), data, structured=data)
     if (args.async_ or args.idempotency_key) and (deps.jobs is None or deps.background is None):
