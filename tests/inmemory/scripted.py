@@ -44,6 +44,8 @@ class ScriptedBackend:
     specs: list[RunSpec] = field(default_factory=list[RunSpec])
     _queue: list[Script] = field(default_factory=list[Script])
     _sessions: dict[str, int] = field(default_factory=dict[str, int])
+    _cwds: dict[str, str] = field(default_factory=dict[str, str])  # by session, least recently used first
+    listed_cwd: str | None = "/project"  # the cwd gemini-conversations lists; None: each run's real cwd
 
     @property
     def name(self) -> BackendName:
@@ -71,7 +73,8 @@ class ScriptedBackend:
         return ModelListing(lines, ["The scripted list stands in for the upstream's."])
 
     async def conversation_rows(self, limit: int) -> ConversationRows:
-        found = [Conversation(sid, "2026-01-01T00:00:00Z", "/project", "a prompt") for sid in self._sessions]
+        newest = reversed(self._cwds.items())  # newest first, as every backend lists them
+        found = [Conversation(sid, "2026-01-01T00:00:00Z", self.listed_cwd or cwd, "a prompt") for sid, cwd in newest]
         return ConversationRows("scripted", found[:limit])
 
     async def doctor_section(self) -> DoctorSection:
@@ -85,6 +88,8 @@ class ScriptedBackend:
         script = self._queue.pop(0) if self._queue else answer(f"Scripted answer to: {spec.prompt}")
         session = spec.conversation_id or str(uuid.uuid4())
         self._sessions[session] = self._sessions.get(session, 0) + 1
+        self._cwds.pop(session, None)
+        self._cwds[session] = str(spec.cwd)
         yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")
         for delta in script.deltas:
             yield TextDelta(delta)

@@ -72,6 +72,8 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         sandbox=args.sandbox,
         explicit=frozenset(args.model_fields_set),
         guard_writes=args.change_mode,
+        timeout_seconds=args.timeout_seconds,
+        continue_latest=args.continue_latest,
     )
     if schema is not None:
         answer = await run_structured(deps, call, request, schema)
