@@ -4,6 +4,7 @@ which limit it hit. The in-memory tier (tests/inmemory/test_controls.py) covers 
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -57,3 +58,60 @@ async def test_a_run_past_its_timeout_seconds_fails_naming_that_limit_on_every_b
     assert result.is_error
     text = text_of(result)
     assert "timed out after 2s" in text and "The limit hit was this call's timeoutSeconds (2 s)." in text, text
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d"
+    "0000000049454e44ae426082"
+)
+
+
+def inline_images(relay: Relay) -> list[dict[str, object]]:
+    """The inline image parts of every generate request the emulator saw."""
+    found: list[dict[str, object]] = []
+    for request in relay.api.requests:
+        body = request.body if isinstance(request.body, dict) else {}
+        for content in body.get("contents", []):
+            found += [p.get("inlineData") or p["inline_data"] for p in content.get("parts", []) if _inline(p)]
+    return found
+
+
+def _inline(part: dict[str, object]) -> bool:
+    return "inlineData" in part or "inline_data" in part
+
+
+@pytest.mark.parametrize("backend", ["api", "cli-warm"])
+async def test_images_reach_the_model_on_the_backends_that_see_images(
+    relay: Relay, backend: str, tmp_path: Path
+) -> None:
+    (relay.project / "shot.png").write_bytes(PNG)
+    async with relay.client(**env_for(relay, backend, tmp_path)) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
+        plan = await client.call_tool("gemini-plan", {"task": "draw it", "images": ["shot.png"]})
+    assert not result.is_error, text_of(result)
+    assert not plan.is_error, text_of(plan)
+    sent = inline_images(relay)
+    # Both calls sent the image (the CLI repeats a turn's parts in its router request too).
+    assert len(sent) >= 2 and all((p.get("mimeType") or p.get("mime_type")) == "image/png" for p in sent), sent
+    assert {p["data"] for p in sent} == {base64.b64encode(PNG).decode()}
+
+
+@pytest.mark.parametrize("backend", ["cli-cold", "agy"])
+async def test_images_are_refused_with_the_reason_on_backends_that_cannot_see_them(
+    relay: Relay, backend: str, tmp_path: Path
+) -> None:
+    (relay.project / "shot.png").write_bytes(PNG)
+    async with relay.client(**env_for(relay, backend, tmp_path)) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
+    assert result.is_error
+    assert "takes text prompts only" in text_of(result) and "GEMINI_RELAY_WARM=on" in text_of(result)
+
+
+async def test_an_image_outside_the_project_is_refused(relay: Relay, tmp_path: Path) -> None:
+    (relay.base / "outside.png").write_bytes(PNG)
+    async with relay.client(**env_for(relay, "api", tmp_path)) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "x", "images": ["../outside.png"]})
+        private = await client.call_tool("gemini-ask", {"prompt": "x", "images": ["https://127.0.0.1/a.png"]})
+    assert result.is_error and "resolves outside" in text_of(result), text_of(result)
+    assert private.is_error and "Refusing image URL https://127.0.0.1/a.png" in text_of(private), text_of(private)
+    assert inline_images(relay) == []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing
-from gemini_relay.backends.checks import check_spec
+from gemini_relay.backends.checks import check_text_only
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
@@ -61,7 +61,7 @@ class ScriptedBackend:
 
     def check(self, spec: RunSpec) -> None:
         """What every real backend refuses (backends/checks.py); scripts accept anything else."""
-        check_spec(spec)
+        check_text_only(spec)
 
     def queue(self, *scripts: Script) -> None:
         self._queue.extend(scripts)

@@ -38,6 +38,15 @@ def continue_latest_field() -> Any:
     )
 
 
+def images_field() -> Any:
+    return Field(
+        None,
+        description="Images the model sees with the prompt: local paths (inside the project), Files API uris "
+        "(files/<id>, from gemini-files) or https URLs. The api backend and the warm Gemini CLI see them; agy and "
+        "the cold Gemini CLI refuse them.",
+    )
+
+
 def schema_with_limits(schema: dict[str, Any], max_timeout: float) -> dict[str, Any]:
     """`schema` with the server's timeout bound as timeoutSeconds' `maximum` (a validating client refuses more)."""
     prop = schema.get("properties", {}).get(TIMEOUT_FIELD)

@@ -17,7 +17,7 @@ from gemini_relay.content.guardrail import Snapshot, WriteCheck, compare, take_s
 from gemini_relay.content.inline import InlineResult, inline_references
 from gemini_relay.content.structured import load_schema
 from gemini_relay.core.result import RunResult
-from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
@@ -51,6 +51,7 @@ class PromptRequest:
     guard_writes: bool = False  # snapshot the git working tree before and after (PromptResult.writes)
     cwd: Path | None = None  # the run's working directory (already resolved); None: the project root
     continue_latest: bool = False  # continue the newest saved conversation of `cwd` (controls.py)
+    images: tuple[MediaRef, ...] = ()  # resolved by tools/common/images.gather_images, an async step of its own
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> 
         sandbox=request.sandbox,
         timeout_seconds=requested or ceiling,
         explicit=request.explicit,
+        images=request.images,
     )
     before = await _snapshot(deps, root) if request.guard_writes else None
     try:

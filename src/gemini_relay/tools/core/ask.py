@@ -21,8 +21,10 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import images_field
 from gemini_relay.tools.common.definition import ToolDef, When
-from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PromptOptions
+from gemini_relay.tools.common.images import gather_images
+from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PathText, PromptOptions
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
@@ -45,6 +47,7 @@ class AskInput(PromptOptions):
         le=100_000,
         description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
     )
+    images: list[PathText] | None = images_field()
 
 
 async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
@@ -74,6 +77,7 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         guard_writes=args.change_mode,
         timeout_seconds=args.timeout_seconds,
         continue_latest=args.continue_latest,
+        images=await gather_images(deps, args.images),
     )
     if schema is not None:
         answer = await run_structured(deps, call, request, schema)

@@ -7,8 +7,9 @@ from pydantic import Field
 from gemini_relay.content.plan import build_plan_prompt
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.controls import timeout_field
+from gemini_relay.tools.common.controls import images_field, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.images import gather_images
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
@@ -23,6 +24,7 @@ class PlanInput(ToolInput):
     add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
     include_usage: bool = Field(True, description="Append token usage (default true).")
     timeout_seconds: float | None = timeout_field()
+    images: list[PathText] | None = images_field()
 
 
 async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
@@ -37,6 +39,7 @@ async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
             mode="plan",
             add_dirs=args.add_dirs,
             timeout_seconds=args.timeout_seconds,
+            images=await gather_images(deps, args.images),
             explicit=frozenset(args.model_fields_set),
         ),
     )
