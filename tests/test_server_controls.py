@@ -115,3 +115,32 @@ async def test_an_image_outside_the_project_is_refused(relay: Relay, tmp_path: P
     assert result.is_error and "resolves outside" in text_of(result), text_of(result)
     assert private.is_error and "Refusing image URL https://127.0.0.1/a.png" in text_of(private), text_of(private)
     assert inline_images(relay) == []
+
+
+def image_facts(result: object) -> dict[str, object]:
+    data = getattr(result, "structured_content", None)
+    assert isinstance(data, dict), result
+    return data
+
+
+async def test_gemini_image_through_the_api_takes_the_media_job_controls_and_a_repeated_key_bills_once(
+    relay: Relay, tmp_path: Path
+) -> None:
+    args = {"prompt": "a blue circle", "idempotencyKey": "image-retry-1"}
+    async with relay.client(**env_for(relay, "api", tmp_path)) as client:  # the default toolset only
+        first = await client.call_tool("gemini-image", args)
+        second = await client.call_tool("gemini-image", args)
+        billed = relay.api.media.generation_count("image")
+        started = await client.call_tool("gemini-image", {"prompt": "a green square", "async": True})
+    assert not first.is_error and not second.is_error, text_of(second)
+    assert image_facts(second)["reused"] is True and image_facts(second)["files"] == image_facts(first)["files"]
+    assert billed == 1
+    assert not started.is_error, text_of(started)
+    assert image_facts(started)["job_id"] and text_of(started).startswith("Started as a job")
+
+
+async def test_gemini_image_on_agy_refuses_the_job_controls_with_the_reason(relay: Relay, tmp_path: Path) -> None:
+    async with relay.client(**env_for(relay, "agy", tmp_path)) as client:
+        result = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "idempotencyKey": "k"})
+    assert result.is_error
+    assert "async, maxWaitMs and idempotencyKey apply when the Gemini API makes the image" in text_of(result)
