@@ -144,3 +144,21 @@ async def test_gemini_image_on_agy_refuses_the_job_controls_with_the_reason(rela
         result = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "idempotencyKey": "k"})
     assert result.is_error
     assert "async, maxWaitMs and idempotencyKey apply when the Gemini API makes the image" in text_of(result)
+
+
+async def test_gemini_models_lists_agys_agents(relay: Relay, tmp_path: Path) -> None:
+    (relay.project / ".agents" / "agents" / "reviewer").mkdir(parents=True)
+    (relay.project / ".agents" / "agents" / "reviewer" / "agent.md").write_text("# reviewer\n", encoding="utf-8")
+    async with relay.client(**env_for(relay, "agy", tmp_path)) as client:
+        result = await client.call_tool("gemini-models", {})
+    assert not result.is_error, text_of(result)
+    assert "Agents — pass the name as `agent`:\n- reviewer" in text_of(result)
+    assert image_facts(result)["agents"] == ["reviewer"]
+
+
+@pytest.mark.parametrize("backend", ["cli-cold", "api"])
+async def test_gemini_models_says_a_backend_without_agents_has_none(relay: Relay, backend: str, tmp_path: Path) -> None:
+    async with relay.client(**env_for(relay, backend, tmp_path)) as client:
+        result = await client.call_tool("gemini-models", {})
+    assert "Agents: this backend has no agents" in text_of(result)
+    assert image_facts(result)["agents"] is None

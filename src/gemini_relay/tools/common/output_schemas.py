@@ -106,7 +106,9 @@ ASSESSMENT: dict[str, Any] = reply_schema(
     },
     ["diffSource", "diffStat", "changedFiles", "complexity", "diffKind", "suggestions"],
 )
-MODELS: dict[str, Any] = reply_schema({"backend": _STR, "notices": _STRS}, ["backend", "notices"])
+MODELS: dict[str, Any] = reply_schema(
+    {"backend": _STR, "notices": _STRS, "agents": {"type": ["array", "null"], "items": _STR}}, ["backend", "notices"]
+)
 CONVERSATIONS: dict[str, Any] = reply_schema(
     {
         "source": _STR,
