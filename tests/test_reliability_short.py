@@ -1,10 +1,14 @@
-"""The reliability suite's short mode: every category attacks the real server and every figure is at its goal."""
+"""The reliability suite's short mode: every category attacks the real server and every figure is at its goal.
+
+Wall-clock goals are the bench's to judge (`python -m bench.reliability`): here they are printed, not asserted,
+so a loaded CI machine cannot fail the suite on a latency."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+from bench.reliability.table import at_most, informative
 from tests.harness import REPO, gemini_binary
 
 SHORT_BOUND = 600  # the short mode takes about 3 minutes here; the bound only stops a wedged run
@@ -12,8 +16,20 @@ SHORT_BOUND = 600  # the short mode takes about 3 minutes here; the bound only s
 
 def test_the_short_reliability_run_prints_every_figure_at_its_goal() -> None:
     gemini_binary()  # the pinned CLI must be installed: its absence is a setup error
-    run = subprocess.run([sys.executable, "-m", "bench.reliability", "--short"], cwd=REPO, capture_output=True,
+    command = [sys.executable, "-m", "bench.reliability", "--short", "--timings-informative"]
+    run = subprocess.run(command, cwd=REPO, capture_output=True,
                          text=True, timeout=SHORT_BOUND, check=False)  # fmt: skip
     assert "| category" in run.stdout, run.stderr[-2000:]
     assert run.returncode == 0, run.stdout[-4000:]
     assert "❌" not in run.stdout
+
+
+def test_a_missed_wall_clock_goal_is_shown_but_fails_nothing_when_timings_are_informative() -> None:
+    missed = at_most("http-floods", "its latency", 1.05, 1.0, " s", timed=True)
+    untimed = at_most("http-floods", "connections held", 600, 512)
+    assert not missed.ok
+    shown = informative(missed)
+    assert shown.ok
+    assert "⏱ missed" in shown.goal
+    assert informative(untimed) is untimed
+    assert not informative(untimed).ok

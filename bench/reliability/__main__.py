@@ -22,7 +22,7 @@ from bench.reliability import (
     secrets,
     state_files,
 )
-from bench.reliability.table import Figure, findings_text, render
+from bench.reliability.table import Figure, findings_text, informative, render
 
 Attack = Callable[[bool], Awaitable[list[Figure]]]
 
@@ -72,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.reliability", description=__doc__)
     parser.add_argument("--short", action="store_true", help="small counts (CI): every category in a few minutes")
     parser.add_argument("--only", default="", help=f"comma-separated categories, from {','.join(CATEGORIES)}")
+    parser.add_argument(
+        "--timings-informative",
+        action="store_true",
+        help="wall-clock goals are shown but fail nothing: the test suite runs this on machines of any load",
+    )
     args = parser.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(CATEGORIES)
     unknown = set(names) - set(CATEGORIES)
@@ -79,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown categories {sorted(unknown)}")
     started = time.monotonic()
     figures = anyio.run(run, args.short, names)
+    if args.timings_informative:
+        figures = [informative(f) for f in figures]
     print(render(figures))
     details = findings_text(figures)
     if details:
