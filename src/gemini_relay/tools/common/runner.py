@@ -51,7 +51,7 @@ class PromptRequest:
     guard_writes: bool = False  # snapshot the git working tree before and after (PromptResult.writes)
     cwd: Path | None = None  # the run's working directory (already resolved); None: the project root
     continue_latest: bool = False  # continue the newest saved conversation of `cwd` (controls.py)
-    images: tuple[MediaRef, ...] = ()  # resolved by tools/common/images.gather_images, an async step of its own
+    images: tuple[MediaRef, ...] = ()  # resolved by tools/media/prompt_images.gather_images, its own async step
 
 
 @dataclass(frozen=True)

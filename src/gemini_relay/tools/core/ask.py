@@ -23,13 +23,13 @@ from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import images_field
 from gemini_relay.tools.common.definition import ToolDef, When
-from gemini_relay.tools.common.images import gather_images
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PathText, PromptOptions
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
 from gemini_relay.tools.common.structured import run_structured
 from gemini_relay.tools.core.fetch_chunk import cached_chunk
+from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class AskInput(PromptOptions):

@@ -9,11 +9,11 @@ from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import images_field, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
-from gemini_relay.tools.common.images import gather_images
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
+from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class PlanInput(ToolInput):
