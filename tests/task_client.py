@@ -28,11 +28,14 @@ LEGACY = "2025-11-25"
 
 
 class TaskClient:
-    def __init__(self, process: Process, version: str, extension: bool) -> None:
+    def __init__(
+        self, process: Process, version: str, extension: bool, capabilities: dict[str, Any] | None = None
+    ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.version = version
         self.extension = extension
+        self.capabilities = dict(capabilities or {})  # declared besides the extension (e.g. elicitation)
         self._out = BufferedByteReceiveStream(process.stdout)
         self._ids = itertools.count(1)
         self.lines: list[bytes] = []  # every response line, as received
@@ -42,7 +45,7 @@ class TaskClient:
     def _meta(self, extension: bool | None = None) -> dict[str, Any]:
         if self.version != MODERN:
             return {}
-        caps: dict[str, Any] = {}
+        caps: dict[str, Any] = dict(self.capabilities)
         if self.extension if extension is None else extension:
             caps["extensions"] = {EXTENSION: {}}
         return {
@@ -91,7 +94,12 @@ class TaskClient:
 
 @asynccontextmanager
 async def task_client(
-    relay: Relay, version: str = MODERN, *, extension: bool = True, env: dict[str, str] | None = None
+    relay: Relay,
+    version: str = MODERN,
+    *,
+    extension: bool = True,
+    env: dict[str, str] | None = None,
+    capabilities: dict[str, Any] | None = None,
 ) -> AsyncIterator[TaskClient]:
     process = await anyio.open_process(
         [sys.executable, "-m", "gemini_relay"],
@@ -101,7 +109,7 @@ async def task_client(
         start_new_session=True,
     )
     try:
-        client = TaskClient(process, version, extension)
+        client = TaskClient(process, version, extension, capabilities)
         if version != MODERN:
             caps: dict[str, Any] = {"tasks": {"list": {}, "cancel": {}}}
             init = {"protocolVersion": version, "capabilities": caps, "clientInfo": {"name": "raw", "version": "1"}}

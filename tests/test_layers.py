@@ -127,7 +127,7 @@ def test_inside_the_server_the_tasks_machinery_does_not_import_the_surface_above
 # its API image with media's generation machinery; media lists jobs' gemini-status and gemini-wait); only the
 # registry reads the toolsets' lists, and only the server reads the registry.
 TOOLS = SRC / "tools"
-TOOLSETS = ("core", "jobs", "review", "media")
+TOOLSETS = ("core", "jobs", "review", "media", "conformance")  # conformance: the test fixtures (GEMINI_MCP_TEST_TOOLS)
 TOOLS_MODULES = sorted(TOOLS.rglob("*.py"))
 
 

@@ -43,6 +43,8 @@ class Settings:
     project_root: Path
     test_tools: bool
     toolsets: frozenset[Toolset]
+    # GEMINI_MCP_TEST_TOOLS=conformance: also serve the MCP conformance runner's fixture tools, prompts and resources
+    conformance: bool = False
     allowed_roots: tuple[Path, ...] = ()  # GEMINI_RELAY_ALLOWED_ROOTS: where a per-call cwd may point (empty: anywhere)
     image_dir: Path | None = None
     state_dir: Path = field(default_factory=lambda: default_state_dir({}))
@@ -82,6 +84,7 @@ class Settings:
             project_root=root.resolve(),
             allowed_roots=_roots(env.get("GEMINI_RELAY_ALLOWED_ROOTS", "")),
             test_tools=bool(env.get("GEMINI_MCP_TEST_TOOLS")),
+            conformance=(env.get("GEMINI_MCP_TEST_TOOLS") or "").strip().lower() == "conformance",
             toolsets=_toolsets(env.get("GEMINI_RELAY_TOOLSETS", "")),
             image_dir=Path(image_dir).expanduser()
             if (image_dir := text_setting(env, "GEMINI_RELAY_IMAGE_DIR"))

@@ -5,7 +5,8 @@ It serves the two endpoints the Gemini CLI 0.61.0 calls with API-key auth and th
 - ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse``: SSE, one ``data: <json>\\r\\n\\r\\n`` event per chunk,
   sent with HTTP/1.1 chunked transfer encoding so connections stay alive;
 - ``POST /v1beta/models/{model}:generateContent``: the same answer merged into one JSON object;
-- ``POST /v1beta/models/{model}:countTokens``, ``GET /v1beta/models`` and ``GET /v1beta/models/{model}``;
+- ``POST /v1beta/models/{model}:countTokens`` (:func:`count_tokens`: characters / 3), ``GET /v1beta/models`` and
+  ``GET /v1beta/models/{model}``;
 - ``POST /_control`` ``{"scenario": "<name>", "arg": ...}`` sets a sticky scenario, ``{"scenario": null}`` clears it;
   ``GET /_control`` returns the current one.
 
@@ -106,6 +107,7 @@ except ModuleNotFoundError:  # run as a script: put the repository root on sys.p
 
 __all__ = [
     "DEFAULT_SLOW_DELAY",
+    "CHARS_PER_COUNTED_TOKEN",
     "ECHO_LIMIT",
     "ECHO_PREFIX",
     "IMAGE_TEXT",
@@ -128,6 +130,7 @@ __all__ = [
     "LoggedRequest",
     "ScenarioError",
     "big_text",
+    "count_tokens",
     "echo_text",
     "iter_sse_events",
     "latest_user_text",
@@ -136,6 +139,8 @@ __all__ = [
 ]
 
 ECHO_PREFIX: Final = "Hello from fake Gemini! You said: "
+CHARS_PER_COUNTED_TOKEN: Final = 3
+"""``countTokens`` counts three characters a token (the relay's estimate is four)."""
 ECHO_LIMIT: Final = 2000
 """Prompts longer than this are echoed as their first ``ECHO_LIMIT`` characters followed by ``…``."""
 
@@ -358,6 +363,17 @@ def _parts(content: dict[str, Any]) -> list[dict[str, Any]]:
 def _prompt_texts(content: dict[str, Any]) -> list[str]:
     texts = [p["text"] for p in _parts(content) if isinstance(p.get("text"), str)]
     return [t for t in texts if not t.lstrip().startswith(_SESSION_CONTEXT)]
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """What ``countTokens`` answers: every text part's characters / :data:`CHARS_PER_COUNTED_TOKEN`, rounded up, so a
+    test tells the API's count from the relay's 4-characters-a-token estimate."""
+    contents = body.get("contents")
+    items = contents if isinstance(contents, list) else []
+    chars = sum(
+        len(p["text"]) for c in items if isinstance(c, dict) for p in _parts(c) if isinstance(p.get("text"), str)
+    )
+    return -(-chars // CHARS_PER_COUNTED_TOKEN)
 
 
 def latest_user_text(body: dict[str, Any]) -> str:
@@ -912,7 +928,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if method == "countTokens":
             self._log("count_tokens", body, model=model)
-            self._send_json(200, {"totalTokens": USAGE["promptTokenCount"]})
+            self._send_json(200, {"totalTokens": count_tokens(body if isinstance(body, dict) else {})})
             return
         self._generate(body, model, version, stream=method == "streamGenerateContent")
 

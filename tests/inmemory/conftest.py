@@ -78,13 +78,21 @@ class InMemory:
 
     @asynccontextmanager
     async def client(self, **overrides: str) -> AsyncIterator[Client]:
-        deps = build_deps(self.settings(**overrides), backends={BackendName("gemini"): self.backend})
+        async with self.session(overrides=overrides) as client:
+            yield client
+
+    @asynccontextmanager
+    async def session(
+        self, mode: str = "legacy", options: dict[str, Any] | None = None, overrides: dict[str, str] | None = None
+    ) -> AsyncIterator[Client]:
+        """A client in `mode` with `options` of its own (callbacks for elicitation, sampling, roots, logging)."""
+        deps = build_deps(self.settings(**(overrides or {})), backends={BackendName("gemini"): self.backend})
         # legacy: the initialize handshake and JSON-RPC framing, as over stdio. The default in-process dispatch
         # (2026-07-28) hands the progress callback over without a progressToken in `_meta`, so the relay, which
         # sends keepalives only for a token, would send none.
         async with deps.serving(), anyio.create_task_group() as background:
             deps.background = background
-            async with Client(RelayServer(deps).build(), mode="legacy") as client:
+            async with Client(RelayServer(deps).build(), mode=mode, **(options or {})) as client:
                 yield client
             background.cancel_scope.cancel()
 

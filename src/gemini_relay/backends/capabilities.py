@@ -183,3 +183,19 @@ class MakesMedia(Protocol):
     async def upload_file(self, path: Path, mime_type: str) -> StoredFile: ...
 
     async def delete_file(self, name: str) -> None: ...
+
+
+@runtime_checkable
+class CountsTokens(Protocol):
+    """An upstream with a token counter (the Gemini API's countTokens): what a prompt costs, before it is sent."""
+
+    @property
+    def name(self) -> BackendName: ...
+
+    def can_count_tokens(self) -> bool:
+        """Credentials are there to count with (a counter without them is not asked)."""
+        ...
+
+    async def count_tokens(self, text: str, model: str | None) -> int:
+        """The tokens `text` is for `model` (None: the backend's default); RunFailed when the upstream fails."""
+        ...

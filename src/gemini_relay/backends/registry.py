@@ -16,6 +16,7 @@ from typing import Any
 from gemini_relay.backends import agy, api, gemini_cli
 from gemini_relay.backends.base import Backend
 from gemini_relay.backends.capabilities import (
+    CountsTokens,
     Diagnoses,
     ListsAgents,
     ListsConversations,
@@ -232,6 +233,14 @@ class BackendRegistry:
             if isinstance(backend, MakesMedia):
                 return backend
         raise BackendUnavailable("No backend of this server generates media.")
+
+    def token_counter(self) -> CountsTokens | None:
+        """A backend that can count tokens now (the API, when a key is set), whichever backend is active; None
+        when there is none (the caller then uses the labelled estimate)."""
+        for backend in self.backends.values():
+            if isinstance(backend, CountsTokens) and backend.can_count_tokens():
+                return backend
+        return None
 
     def default_model(self, name: BackendName) -> str | None:
         backend = self.backends[name]

@@ -8,13 +8,22 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.content._errors import PathEscapeError
+from gemini_relay.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_PROMPT_BYTES", "SKIP_DIRS", "InlineResult", "inline_references"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_PROMPT_BYTES",
+    "SKIP_DIRS",
+    "InlineResult",
+    "Matched",
+    "inline_references",
+    "match_files",
+]
 
 MAX_FILE_BYTES = 256 * 1024  # per file: keeps one huge file from crowding out the rest
 MAX_PROMPT_BYTES = 2 * 1024 * 1024  # per prompt (~500K tokens of text): about model context and cost
@@ -88,6 +97,54 @@ def inline_references(prompt: str, root: Path) -> InlineResult:
                 break
     pieces.append(prompt[last:])
     return inliner.result("".join(pieces))
+
+
+@dataclass(frozen=True)
+class Matched:
+    """What `files` entries name: the files (label, realpath) in order of first match, and what was not taken."""
+
+    files: tuple[tuple[str, str], ...]
+    skipped: tuple[str, ...]  # binary-by-kind, special, secret or escaping entries a directory or glob swept up
+    unreadable: tuple[tuple[str, str], ...]  # (label, reason): folders that could not be listed
+    unmatched: tuple[str, ...]  # entries that named nothing
+
+
+def match_files(refs: Sequence[str], root: Path) -> Matched:
+    """The files that `refs` (paths, directories and globs relative to `root`, as `@` takes them) name, with the
+    same jail and walk: SKIP_DIRS are not entered, secrets are not swept up, links out of the root are not followed.
+
+    Raises:
+        InputError: (field `files`) an entry is absolute, climbs out, or resolves outside the root, before anything
+            is read.
+    """
+    real_root = os.path.realpath(root)
+    for ref in refs:
+        if not ref.strip():
+            raise InputError(
+                "an entry is empty; name a file, a directory ('.' for the project) or a glob", field="files"
+            )
+        reason = _lexical_escape(ref) or _resolved_escape(ref, real_root)
+        if reason is not None:
+            raise InputError(f"refusing {_shown(ref)!r}: {reason}", field="files")
+    inliner = _Inliner(real_root)
+    files: dict[str, str] = {}  # realpath -> label, first match wins
+    unmatched: list[str] = []
+    for ref in refs:
+        found = inliner.resolve(ref)
+        if found is None:
+            unmatched.append(ref)
+            continue
+        for item in found:
+            if item.real is None:
+                inliner.skipped.setdefault(item.label)
+            else:
+                files.setdefault(item.real, item.label)
+    return Matched(
+        files=tuple((label, real) for real, label in files.items()),
+        skipped=tuple(inliner.skipped),
+        unreadable=tuple(inliner.unreadable.items()),
+        unmatched=tuple(unmatched),
+    )
 
 
 def _candidates(ref: str) -> list[str]:

@@ -34,14 +34,25 @@ class LinkInPath(OSError):
     """A jailed destination passes through a symlink (or a non-folder) at write time: nothing was written."""
 
 
-def write_file(path: Path, data: bytes, *, jailed: bool = False, private: bool = False, durable: bool = False) -> Path:
+def write_file(
+    path: Path,
+    data: bytes,
+    *,
+    jailed: bool = False,
+    private: bool = False,
+    durable: bool = False,
+    exclusive: bool = False,
+) -> Path:
     """`data` at `path`, whole or not at all; returns `path`. Missing folders are made (0700 when `private`).
 
     `jailed`: `path.parent` is a realpath the caller checked against its root; no component of it may be a link now.
+    `exclusive`: never replace what is at `path` (the finished temporary file is hard-linked in, which fails when the
+    name is taken, so the file still appears whole or not at all).
     `private`: the file is 0600 (else the umask decides, as for any new file). `durable`: fsync'd, folder too.
 
     Raises:
         LinkInPath: a jailed folder passes through a link (or a file) at write time.
+        FileExistsError: `exclusive`, and something is at `path` already (nothing was written).
         OSError: the folder or file cannot be written (full, read-only, too long a name).
     """
     folder = _open_jailed(path.parent, private) if jailed else _open_folder(path.parent, private)
@@ -54,7 +65,11 @@ def write_file(path: Path, data: bytes, *, jailed: bool = False, private: bool =
                 if durable:
                     handle.flush()
                     os.fsync(handle.fileno())
-            os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+            if exclusive:
+                os.link(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+                _unlink_quietly(tmp, folder)
+            else:
+                os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:  # cleanup, re-raised: no temporary file is left behind
             _unlink_quietly(tmp, folder)
             raise

@@ -17,6 +17,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import BaseModel, ValidationError
 
@@ -25,6 +26,9 @@ from gemini_relay.core.vocabulary import FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices
 from gemini_relay.log import describe_call, logger
+from gemini_relay.server.catalog import FixtureCatalog
+from gemini_relay.server.channel import CallChannel
+from gemini_relay.server.fixtures import FixtureTools
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.server.tasks.service import TaskService
 from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
@@ -53,6 +57,12 @@ class RelayServer:
         limit = deps.settings.timeout_seconds
         tasks = self.tasks.store is not None
         self._listed = [tool_entry(tool, self.upstream, tasks=tasks, max_timeout=limit) for tool in self.tools]
+        # The conformance runner's fixtures (GEMINI_MCP_TEST_TOOLS=conformance), listed after the relay's own tools.
+        on = deps.settings.conformance
+        self.fixtures = FixtureTools(self.tasks, self._task_wire) if on else None
+        self.catalog = FixtureCatalog() if on else None
+        if self.fixtures is not None:
+            self._listed += self.fixtures.entries()
 
     def build(self) -> Server[Any]:
         with warnings.catch_warnings():
@@ -71,6 +81,13 @@ class RelayServer:
             )
         # tools/call is registered directly: with the Tasks extension its answer may be a task, not a CallToolResult.
         server.add_request_handler("tools/call", types.CallToolRequestParams, self.call_tool)
+        if self.catalog is not None:
+            self.catalog.register(server)
+            server.subscribable = True
+            # input_required rounds carry a requestState: sealed on the way out, verified on the way back
+            server.middleware.append(
+                RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
+            )
         if self.tasks.store is not None:
             server.tasks_enabled = True
             server.extensions[EXTENSION] = {}
@@ -87,6 +104,9 @@ class RelayServer:
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> HandlerResult:
         tool = self._by_name.get(params.name)
+        fixture = self.fixtures.get(params.name) if self.fixtures is not None and tool is None else None
+        if fixture is not None and self.fixtures is not None:
+            return await self.fixtures.call(fixture, ctx, dict(params.arguments or {}))
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments: dict[str, Any] = dict(params.arguments or {})
@@ -100,6 +120,7 @@ class RelayServer:
         send = _progress_sender(ctx) if _has_progress_token(ctx) and interval > 0 else None
 
         async def body(call: CallProgress) -> types.CallToolResult:
+            call.channel = CallChannel(ctx)
             return await self._invoke(tool, arguments, call, self.deps)
 
         return await run_with_keepalive(tool.name, send, interval, body)
@@ -188,11 +209,14 @@ class RelayServer:
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=prompts_for(self.tools, self.upstream))
+        extra = self.catalog.prompts() if self.catalog is not None else []
+        return types.ListPromptsResult(prompts=prompts_for(self.tools, self.upstream) + extra)
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        if self.catalog is not None and self.catalog.has_prompt(params.name):
+            return await self.catalog.get_prompt(ctx, params)
         tool = self._by_name.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
@@ -224,6 +248,7 @@ class _LowLevelServer(Server[Any]):
     """The SDK's low-level server, plus the 2025-11-25 `tasks` capability (the SDK no longer derives it)."""
 
     tasks_enabled = False
+    subscribable = False  # resources/subscribe is served (the conformance fixtures only)
 
     def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
         capabilities = super().get_capabilities(*args, **kwargs)
@@ -232,7 +257,7 @@ class _LowLevelServer(Server[Any]):
             if listed is not None:
                 listed.list_changed = False
         if capabilities.resources is not None:
-            capabilities.resources.subscribe = False
+            capabilities.resources.subscribe = self.subscribable
         if self.tasks_enabled:
             capabilities.tasks = types.ServerTasksCapability(
                 list=types.TasksListCapability(),

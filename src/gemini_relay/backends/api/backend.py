@@ -147,6 +147,18 @@ class ApiBackend:
 
         await files.delete(self.auth(), name)
 
+    def can_count_tokens(self) -> bool:
+        try:
+            self.auth()
+        except BackendUnavailable:
+            return False
+        return True
+
+    async def count_tokens(self, text: str, model: str | None) -> int:
+        from gemini_relay.backends.api.tokens import count_tokens  # noqa: PLC0415 - loads the SDK
+
+        return await count_tokens(self.auth(), resolve_model(model, self.section.default_model), text)
+
     def check_spec(self, spec: RunSpec) -> None:
         """InputError for what `run` would refuse (model id, conversation id, unknown conversation), before a job."""
         if spec.media is not None:

@@ -21,12 +21,13 @@ import mcp_types as types
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
-from gemini_relay.server.tasks.store import TaskEntry, TaskStore
+from gemini_relay.server.tasks.store import TaskEntry, TaskState, TaskStore
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.definition import AnyTool
 from gemini_relay.tools.common.progress import TAIL_CHARS, CallProgress
 
 Invoke = Callable[[AnyTool, dict[str, Any], CallProgress, Deps], Awaitable[types.CallToolResult]]
+TaskBody = Callable[["TaskInbox"], Awaitable[types.CallToolResult]]
 POLL_SECONDS = 0.2  # how often tasks/result looks at a task run by another server
 CANCEL_WAIT = 30.0  # bound on waiting for a cancelled task's handler to unwind (the job stop is bounded itself)
 
@@ -46,6 +47,53 @@ class _Running:
     scope: anyio.CancelScope
     done: anyio.Event
     lock_fd: int | None = None
+    inbox: TaskInbox | None = None  # a task that may ask the client for input (tasks/update answers it)
+
+
+class TaskFailed(Exception):
+    """A task's protocol-level failure: the task ends `failed` with this JSON-RPC error (a tool's own failure is
+    an `isError` result, and the task `completed`)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.error: dict[str, Any] = {"code": code, "message": message, **({"data": data} if data is not None else {})}
+
+
+class TaskInbox:
+    """Where a running task asks the client for input and tasks/update delivers the answers: the task is
+    `input_required` with the requests still unanswered, and `working` again once every one is answered."""
+
+    def __init__(self, service: TaskService, entry: TaskEntry) -> None:
+        self._service, self._entry = service, entry
+        self._answers: dict[str, Any] = {}
+        self._complete = anyio.Event()
+
+    async def ask(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """The answers to `requests`, keyed as asked, once the client has given all of them."""
+        self._answers, self._complete = {}, anyio.Event()
+        self._set(dict(requests), "input_required")
+        await self._complete.wait()
+        self._set(None, "working")
+        return self._answers
+
+    def deliver(self, responses: dict[str, Any]) -> None:
+        pending = dict(self._entry.input_requests or {})
+        for key, value in responses.items():
+            if key in pending:  # an answer to a question not (or no longer) asked is ignored
+                self._answers[key] = value
+                del pending[key]
+        self._set(pending, "input_required")
+        if not pending:
+            self._complete.set()
+
+    def _set(self, requests: dict[str, Any] | None, status: TaskState) -> None:
+        entry = self._entry
+        if entry.terminal:
+            return
+        entry.input_requests, entry.status = requests, status
+        if self._service.store is not None:
+            self._service.store.save(entry)
+        self._service._notify(entry.task_id)
 
 
 class TaskService:
@@ -108,6 +156,41 @@ class TaskService:
             return running[0].entry
         return finished[0] if finished else _lost(tool.name)
 
+    async def start_detached(self, tool: str, arguments: dict[str, Any], body: TaskBody) -> TaskEntry:
+        """A task that runs `body` (no job behind it: an in-process call, e.g. a conformance fixture); `body` may
+        ask the client for input through its inbox and fail with TaskFailed."""
+        assert self.store is not None and self.deps.background is not None
+        now = time.time()
+        entry = TaskEntry(os.urandom(8).hex(), tool, arguments, now, now)
+        fd = self.store.try_lock(entry.task_id)
+        self.store.save(entry)
+        run = _Running(entry, CallProgress(tool), anyio.CancelScope(), anyio.Event(), fd)
+        run.inbox = TaskInbox(self, entry)
+        self._running[entry.task_id] = run
+
+        async def go() -> None:
+            result: types.CallToolResult | None = None
+            error: dict[str, Any] | None = None
+            try:
+                with run.scope:
+                    assert run.inbox is not None
+                    result = await body(run.inbox)
+            except TaskFailed as exc:
+                error = exc.error
+            finally:
+                self._finish(run, result, error)
+
+        self.deps.background.start_soon(go)
+        return entry
+
+    def deliver(self, task_id: str, responses: dict[str, Any]) -> bool:
+        """tasks/update: hand the client's answers to the running task; False if it asks for nothing."""
+        run = self._running.get(task_id)
+        if run is None or run.inbox is None or run.entry.status != "input_required":
+            return False
+        run.inbox.deliver(responses)
+        return True
+
     def completed_now(self, tool: str, arguments: dict[str, Any], result: types.CallToolResult) -> TaskEntry:
         """A task that is finished at birth (a 2025-11-25 client asked for a task; the call needed no run)."""
         assert self.store is not None
@@ -121,11 +204,17 @@ class TaskService:
             entry.jobs.append(record.run_id)
             self.store.save(entry)
 
-    def _finish(self, run: _Running, result: types.CallToolResult | None) -> None:
+    def _finish(self, run: _Running, result: types.CallToolResult | None, error: dict[str, Any] | None = None) -> None:
         """Record the outcome, unless the server is going away (then the task is resumed by the next server)."""
         entry = run.entry
         self._running.pop(entry.task_id, None)
         try:
+            if error is not None and not run.scope.cancel_called:
+                entry.status, entry.error, entry.input_requests = "failed", error, None
+                assert self.store is not None
+                self.store.save(entry)
+                self._notify(entry.task_id)
+                return
             if result is None and not run.scope.cancel_called:
                 return  # shutdown: neither finished nor cancelled; the lock dies with this process
             assert self.store is not None
@@ -134,6 +223,7 @@ class TaskService:
                 entry.status, entry.cancel_requested = "cancelled", True
             else:
                 entry.status, entry.result = "completed", _wire(result)
+            entry.input_requests = None
             self.store.save(entry)
             self._notify(entry.task_id)
         finally:

@@ -20,7 +20,9 @@ from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
 from gemini_relay.jobs.store.locks import try_lock_file
 
 TASKS_DIR = "tasks"
-TaskState = Literal["working", "completed", "cancelled"]
+# input_required: waiting for the client's answers (tasks/update); failed: a protocol-level error, not a tool's
+TaskState = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 _TASK_ID = re.compile(r"[0-9a-f]{8,64}")  # job ids are hex; anything else cannot name a task (nor a path)
 
 
@@ -35,6 +37,8 @@ class TaskEntry:
     status: TaskState = "working"
     result: dict[str, Any] | None = None  # the CallToolResult, as on the wire
     cancel_requested: bool = False
+    error: dict[str, Any] | None = None  # a failed task's JSON-RPC error (code, message, data)
+    input_requests: dict[str, Any] | None = None  # what an input_required task waits for, keyed as asked
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,11 +55,13 @@ class TaskEntry:
             status=data.get("status", "working"),
             result=data.get("result"),
             cancel_requested=bool(data.get("cancel_requested", False)),
+            error=data.get("error"),
+            input_requests=data.get("input_requests"),
         )
 
     @property
     def terminal(self) -> bool:
-        return self.status != "working"
+        return self.status in TERMINAL
 
 
 class TaskStore:

@@ -29,6 +29,7 @@ from gemini_relay.server.tasks.store import TaskEntry
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CLIENT_CAPABILITY = -32021
+HEADER_MISMATCH = -32020  # SEP-2243: a routing header disagrees with the body
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 POLL_INTERVAL_MS = 2000  # a model turn takes seconds; polling faster only costs reads
 LISTEN_POLL_SECONDS = 1.0
@@ -36,7 +37,7 @@ LISTEN_POLL_SECONDS = 1.0
 
 class UpdateTaskParams(types.RequestParams):
     task_id: str
-    input_responses: dict[str, Any] | None = None
+    input_responses: dict[str, Any] | None = None  # raw: each answer is handed to the task as the client sent it
 
 
 class ListenParams(types.RequestParams):
@@ -66,7 +67,8 @@ def declares_extension(ctx: ServerRequestContext[Any]) -> bool:
     return client is not None and EXTENSION in (client.extensions or {})
 
 
-def _missing_capability() -> MCPError:
+def missing_extension() -> MCPError:
+    """-32021: the request needs the Tasks extension, which the client did not declare."""
     return MCPError(
         MISSING_CLIENT_CAPABILITY,
         "Missing required client capability",
@@ -173,7 +175,9 @@ class TaskWire:
             raise MCPError(types.METHOD_NOT_FOUND, "Method not found", "tasks/update")
         if self.service.get(params.task_id) is None:
             raise _not_found(params.task_id)
-        return {}  # no task of ours asks for input: every response is for a key that is not outstanding
+        # answers for a task that asks nothing (or for keys it did not ask) are acknowledged and dropped
+        self.service.deliver(params.task_id, dict(params.input_responses or {}))
+        return {}
 
     async def listen(self, ctx: ServerRequestContext[Any], params: ListenParams) -> types.SubscriptionsListenResult:
         """subscriptions/listen (2026-07-28): acknowledges the task ids it will report (no list ever changes here, so
@@ -181,7 +185,7 @@ class TaskWire:
         change, and ends the stream when every subscribed task has ended."""
         requested = params.notifications.get("taskIds")
         if requested is not None and not declares_extension(ctx):
-            raise _missing_capability()
+            raise missing_extension()
         meta = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
         ids = [i for i in requested or [] if isinstance(i, str) and self.service.get(i) is not None]
         await self._notify(ctx, "notifications/subscriptions/acknowledged", {"notifications": {"taskIds": ids}})
@@ -220,8 +224,13 @@ class TaskWire:
 
     def detailed(self, view: TaskView, version: str) -> dict[str, Any]:
         data = self.task(view, modern=True)
-        if view.entry.status == "completed":
-            data["result"] = self.call_result(view.entry, version)
+        entry = view.entry
+        if entry.status == "completed":
+            data["result"] = self.call_result(entry, version)
+        elif entry.status == "failed" and entry.error is not None:
+            data["error"] = entry.error
+        elif entry.status == "input_required" and entry.input_requests:
+            data["inputRequests"] = entry.input_requests
         return data
 
     def report_status(self, ctx: ServerRequestContext[Any], task_id: str) -> None:
@@ -243,11 +252,17 @@ class TaskWire:
         self.service.listeners.append(on_change)
 
     def _gate(self, ctx: ServerRequestContext[Any]) -> bool:
-        """True for a 2026-07-28 request (which must declare the extension); False for a 2025-11-25 one."""
+        """True for a 2026-07-28 request (which must declare the extension); False for a 2025-11-25 one. Over HTTP,
+        an `Mcp-Name` header names the task the body names (SEP-2243), or the request is refused."""
         if not is_modern(ctx):
             return False
         if not declares_extension(ctx):
-            raise _missing_capability()
+            raise missing_extension()
+        headers = getattr(ctx.request, "headers", None)  # the HTTP request's (None on stdio)
+        named = headers.get("mcp-name") if headers is not None else None
+        task_id = ctx.params.get("taskId") if isinstance(ctx.params, Mapping) else None
+        if named is not None and named.strip() != task_id:
+            raise MCPError(HEADER_MISMATCH, "Header mismatch: Mcp-Name does not match params.taskId")
         return True
 
     def register(self, server: Any) -> None:

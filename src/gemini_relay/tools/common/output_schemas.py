@@ -152,7 +152,35 @@ STRUCTURED: dict[str, Any] = reply_schema(
     ["value", "repaired"],
 )
 # gemini-ask / gemini-plan, when the call asked for data (not declared)
-ANSWER_SCHEMA: dict[str, Any] = reply_schema({"value": _VALUE, "usage": USAGE, "conversationId": _STR}, [])
+_CONTEXT = {
+    "type": "object",
+    "properties": {
+        "tokens": _INT,
+        "method": {"enum": ["counted", "estimated"]},
+        "countedFor": _NULLABLE_STR,
+        "budget": _INT,
+        "files": _STRS,
+        "leftOut": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"path": _STR, "reason": _STR}, "required": ["path", "reason"]},
+        },
+    },
+    "required": ["tokens", "method", "budget", "files", "leftOut"],
+}
+_DRY_RUN = {
+    "type": "object",
+    "properties": {
+        "promptTokens": _INT,
+        "method": {"enum": ["counted", "estimated"]},
+        "model": _NULLABLE_STR,
+        "estimatedInputUsd": {"type": ["number", "null"]},
+        "rateCardAsOf": _NULLABLE_STR,
+    },
+    "required": ["promptTokens", "method", "model", "estimatedInputUsd"],
+}
+ANSWER_SCHEMA: dict[str, Any] = reply_schema(
+    {"value": _VALUE, "usage": USAGE, "conversationId": _STR, "dryRun": _DRY_RUN, "context": _CONTEXT}, []
+)
 _MEDIA_PROPERTIES: dict[str, Any] = {
     "job_id": _STR,
     "state": _JOB_PROPERTIES["state"],

@@ -13,6 +13,7 @@ import anyio
 
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.tools.common.channel import Channel
 
 T = TypeVar("T")
 SendProgress = Callable[[float, float | None, str], Awaitable[None]]
@@ -38,6 +39,9 @@ class CallProgress:
         self.output = ""
         self.ok = False
         self.on_watch: Callable[[RunRecord], None] | None = None  # a task learns its job ids here
+        # The way back to the client while the call is answered in place (None in a task, whose request is gone):
+        # `await call.channel.ask(schema, message)` puts a form to the user (tools/common/channel.py).
+        self.channel: Channel | None = None
 
     def watch(self, record: RunRecord) -> None:
         self.record = record

@@ -1,4 +1,5 @@
-"""gemini-ask: the general relay call (changeMode, jsonSchema, conversationId, chunk paging)."""
+"""gemini-ask: the general relay call (changeMode, jsonSchema, conversationId, chunk paging, packed `files`,
+dryRun, outputFile)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,12 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.context_pack import ContextOptions, Prepared, context_meta, prepare_prompt
 from gemini_relay.tools.common.controls import images_field
 from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.dry_run import dry_run_reply
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PathText, PromptOptions
+from gemini_relay.tools.common.output_file import output_target, write_output
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
@@ -32,8 +36,9 @@ from gemini_relay.tools.core.fetch_chunk import cached_chunk
 from gemini_relay.tools.media.prompt_images import gather_images
 
 
-class AskInput(PromptOptions):
-    """gemini-ask: the run options plus paging of a chunked reply, which only a foreground answer has."""
+class AskInput(ContextOptions, PromptOptions):
+    """gemini-ask: the run options, packed `files`, plus paging of a chunked reply, which only a foreground answer
+    has."""
 
     chunk_index: int | str | None = Field(
         None, description="Which chunk of a chunked changeMode reply to return (1-based); with chunkCacheKey, no rerun."
@@ -48,6 +53,17 @@ class AskInput(PromptOptions):
         description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
     )
     images: list[PathText] | None = images_field()
+    dry_run: bool = Field(
+        False,
+        description="Count the prompt's tokens (files and @ references included) and estimate its input cost, "
+        "without calling the model.",
+    )
+    output_file: PathText | None = Field(
+        None,
+        description="Write the answer to this file (inside the project root) instead of relaying it whole; the "
+        "reply says where, with a short preview. Refused when the file exists, unless overwrite is true.",
+    )
+    overwrite: bool = Field(False, description="Let outputFile replace an existing file.")
 
 
 async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
@@ -58,12 +74,21 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
     schema = parse_schema(args.json_schema)  # checked before anything runs
     if schema is not None and args.change_mode:
         raise InputError("changeMode and jsonSchema cannot be combined: changeMode answers are edit blocks, not JSON")
+    if args.output_file is not None and args.change_mode:
+        raise InputError("outputFile and changeMode cannot be combined: changeMode answers are edits to apply")
+    root = deps.settings.project_root
+    target = output_target(root, args.output_file, overwrite=args.overwrite) if args.output_file else None
     prompt = args.prompt
     if args.max_response_length is not None and schema is None:
         prompt += "\n\n" + length_limit(args.max_response_length)  # soft: an instruction, never a truncation
+    prompt = wrap_changemode(prompt) if args.change_mode else prompt
+    prepared = await prepare_prompt(deps, prompt, args, args.model) if args.files or args.dry_run else None
+    if args.dry_run and prepared is not None:
+        return await dry_run_reply(deps, prepared, args.model)
     request = PromptRequest(
         tool=call.tool,
-        prompt=wrap_changemode(prompt) if args.change_mode else prompt,
+        prompt=prepared.text if prepared is not None else prompt,
+        inline=prepared is None,  # prepared: inlined already, and a packed file's `@` is its text
         model=args.model,
         effort=args.effort,
         mode=args.mode,
@@ -79,26 +104,45 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         continue_latest=args.continue_latest,
         images=await gather_images(deps, args.images),
     )
+    own = prepared.notices if prepared is not None else ()
+    meta = _context_meta(prepared)
     if schema is not None:
         answer = await run_structured(deps, call, request, schema)
-        notices = answer.notices
+        notices = own + answer.notices
         if args.max_response_length is not None:
             notices += ("maxResponseLength does not apply to a jsonSchema answer; it was ignored.",)
         data = answer_data(value=answer.value, has_value=True, conversation_id=answer.conversation_id)
-        return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{answer.text}"), structured=data)
+        body, written = (
+            (answer.text, False) if target is None else write_output(target, answer.text, overwrite=args.overwrite)
+        )
+        if written:
+            meta = {**(meta or {}), "outputFile": str(target)}
+        return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{body}"), meta, structured=data)
     result = await run_prompt(deps, call, request)
     outcome = result.outcome
     if args.change_mode:
-        return _changemode_reply(deps, outcome, result.notices, index, result.writes)
+        reply = _changemode_reply(deps, outcome, own + result.notices, index, result.writes)
+        return replace(reply, meta={**(reply.meta or {}), **(meta or {})}) if meta else reply
+    body, written = (
+        (outcome.text, False) if target is None else write_output(target, outcome.text, overwrite=args.overwrite)
+    )
+    if written:
+        meta = {**(meta or {}), "outputFile": str(target)}
     text = gemini_reply(
-        outcome.text,
-        notices=result.notices,
+        body,
+        notices=own + result.notices,
         conversation_id=outcome.conversation_id,
         usage=outcome.usage if args.include_usage else None,
     )
-    reply = paginate(deps, text)
+    reply = paginate(deps, text, meta)
     data = answer_data(usage=outcome.usage, conversation_id=outcome.conversation_id) if args.include_usage else None
     return replace(reply, structured=data) if data else reply
+
+
+def _context_meta(prepared: Prepared | None) -> dict[str, object] | None:
+    if prepared is None or prepared.packed is None:
+        return None
+    return {"context": context_meta(prepared.packed, prepared.counter_model)}
 
 
 def _changemode_reply(
@@ -148,7 +192,9 @@ TOOL = ToolDef(
     description=(
         "Send one prompt to Google Gemini and get the answer back: questions, code review, analysis, edits, "
         "structured JSON. Reference project files with @path (files, directories like @., globs) to send their "
-        "contents along. Pass conversationId to continue a thread. For a phased implementation blueprint use "
+        "contents along, or pass files (paths and globs) to pack them whole within tokenBudget; dryRun counts and "
+        "prices the prompt without calling the model; outputFile writes a long answer to a file. Pass "
+        "conversationId to continue a thread. For a phased implementation blueprint use "
         "gemini-plan; for idea generation use gemini-brainstorm; for everything else use this."
     ),
     input_model=AskInput,
