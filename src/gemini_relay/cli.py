@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gemini_relay import TOOL_SURFACE, __version__
-from gemini_relay.config import Settings
+from gemini_relay.config import DEFAULT_TIMEOUT_MINUTES, Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
 from gemini_relay.setup.options import add_parser as add_setup_parser
@@ -91,7 +91,9 @@ def _serve_stdio() -> int:
     except ConfigError:  # the server explains it in its own answers (app.explained_deps): no front answer
         answers = None
     else:
-        if settings.conformance:  # the conformance fixtures' surface is not shipped: the server answers it itself
+        # The conformance fixtures' surface is not shipped, and the shipped tools/list shows the default
+        # GEMINI_MCP_TIMEOUT as timeoutSeconds' maximum: the server answers either itself.
+        if settings.conformance or settings.timeout_seconds != DEFAULT_TIMEOUT_MINUTES * 60.0:
             answers = None
     backend = answers.backend(settings.backend, os.environ) if answers is not None else None
     surface = surface_key(settings.toolsets, test_tools=settings.test_tools, backend=backend) if backend else ""

@@ -15,7 +15,7 @@ import anyio
 
 from gemini_relay.backends.asking import Answer, Question, current_asker
 from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing
-from gemini_relay.backends.checks import check_spec
+from gemini_relay.backends.checks import check_text_only
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, TextDelta, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
@@ -51,6 +51,8 @@ class ScriptedBackend:
     by_model: dict[str, Script] = field(default_factory=dict[str, Script])
     on_run: Callable[[RunSpec], None] | None = None  # told of each run as it starts (a test's event to wait on)
     _sessions: dict[str, int] = field(default_factory=dict[str, int])
+    _cwds: dict[str, str] = field(default_factory=dict[str, str])  # by session, least recently used first
+    listed_cwd: str | None = "/project"  # the cwd gemini-conversations lists; None: each run's real cwd
 
     @property
     def name(self) -> BackendName:
@@ -66,7 +68,7 @@ class ScriptedBackend:
 
     def check(self, spec: RunSpec) -> None:
         """What every real backend refuses (backends/checks.py); scripts accept anything else."""
-        check_spec(spec)
+        check_text_only(spec)
 
     def queue(self, *scripts: Script) -> None:
         self._queue.extend(scripts)
@@ -78,7 +80,8 @@ class ScriptedBackend:
         return ModelListing(lines, ["The scripted list stands in for the upstream's."])
 
     async def conversation_rows(self, limit: int) -> ConversationRows:
-        found = [Conversation(sid, "2026-01-01T00:00:00Z", "/project", "a prompt") for sid in self._sessions]
+        newest = reversed(self._cwds.items())  # newest first, as every backend lists them
+        found = [Conversation(sid, "2026-01-01T00:00:00Z", self.listed_cwd or cwd, "a prompt") for sid, cwd in newest]
         return ConversationRows("scripted", found[:limit])
 
     async def doctor_section(self) -> DoctorSection:
@@ -96,6 +99,8 @@ class ScriptedBackend:
             script = self._queue.pop(0) if self._queue else answer(f"Scripted answer to: {spec.prompt}")
         session = spec.conversation_id or str(uuid.uuid4())
         self._sessions[session] = self._sessions.get(session, 0) + 1
+        self._cwds.pop(session, None)
+        self._cwds[session] = str(spec.cwd)
         yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")
         for delta in script.deltas:
             yield TextDelta(delta)

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from gemini_relay.backends.registry import entries
+from gemini_relay.config import DEFAULT_TIMEOUT_MINUTES
 from gemini_relay.core.vocabulary import BackendName, Toolset
+from gemini_relay.tools.common.controls import schema_with_limits
 from gemini_relay.tools.common.definition import worded
 from gemini_relay.tools.common.inputs import wire_schema
 from gemini_relay.tools.registry import TOOLSETS, registry
@@ -61,7 +63,8 @@ async def test_what_a_client_sees_is_what_the_definitions_declare(
     assert [t["name"] for t in served["tools"]] == [d.name for d in declared]
     for entry, tool in zip(served["tools"], declared, strict=True):
         assert entry["description"] == tool.description_for(GEMINI)  # the in-memory world's backend
-        assert entry["inputSchema"] == wire_schema(tool.input_model)
+        # timeoutSeconds shows this server's GEMINI_MCP_TIMEOUT (the default here) as its maximum.
+        assert entry["inputSchema"] == schema_with_limits(wire_schema(tool.input_model), DEFAULT_TIMEOUT_MINUTES * 60)
         assert entry.get("outputSchema") == tool.output_schema
         assert entry["annotations"] == {
             "readOnlyHint": tool.read_only,

@@ -89,6 +89,13 @@ class ListsModels(Protocol):
 
 
 @runtime_checkable
+class ListsAgents(Protocol):
+    async def agents(self) -> tuple[str, ...]:
+        """The agent names `agent` takes; raises BackendUnavailable when the upstream cannot list them."""
+        ...
+
+
+@runtime_checkable
 class ListsConversations(Protocol):
     async def conversation_rows(self, limit: int) -> ConversationRows: ...
 

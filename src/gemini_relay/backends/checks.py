@@ -18,6 +18,19 @@ MAX_MODEL_CHARS = 200
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # a tab is allowed: a pasted "<id>\t<label>" row
 
 
+NO_IMAGES = (
+    "this backend takes text prompts only (agy and the Gemini CLI's headless -p run have no image input); images "
+    "reach the api backend and the warm Gemini CLI (GEMINI_RELAY_WARM=on)"
+)
+
+
+def check_text_only(spec: RunSpec) -> None:
+    """check_spec for a backend whose prompt is text alone: images are refused, not answered without being seen."""
+    check_spec(spec)
+    if spec.images:
+        raise InputError(NO_IMAGES, field="images")
+
+
 def check_spec(spec: RunSpec) -> None:
     """Raises InputError naming the field for anything no backend could run."""
     if spec.conversation_id is not None and not CONVERSATION_ID.fullmatch(spec.conversation_id):

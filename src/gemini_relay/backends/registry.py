@@ -18,6 +18,7 @@ from gemini_relay.backends.base import Backend
 from gemini_relay.backends.capabilities import (
     CountsTokens,
     Diagnoses,
+    ListsAgents,
     ListsConversations,
     ListsModels,
     MakesMedia,
@@ -220,6 +221,11 @@ class BackendRegistry:
         """The active backend, when its agent makes image files itself (agy); None otherwise."""
         backend = self.backends[self.select().backend]
         return backend if isinstance(backend, SavesImages) else None
+
+    def agent_lister(self) -> ListsAgents | None:
+        """The active backend, when it has custom agents (agy); None otherwise."""
+        backend = self.backends[self.select().backend]
+        return backend if isinstance(backend, ListsAgents) else None
 
     def media(self) -> MakesMedia:
         """The backend that generates images, video and music: media jobs go to it whichever backend is active."""

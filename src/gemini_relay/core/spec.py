@@ -78,6 +78,7 @@ class RunSpec:
     timeout_seconds: float = 45 * 60.0
     explicit: frozenset[str] = frozenset()
     media: MediaRequest | None = None  # set: a media generation (api backend), not a text turn
+    images: tuple[MediaRef, ...] = ()  # images the model sees with the prompt (resolved and jailed by the tool)
 
     def to_json(self) -> dict[str, Any]:
         """The one JSON encoding of a spec: the job store's meta.json and the host wire both use it."""
@@ -86,6 +87,7 @@ class RunSpec:
         data["add_dirs"] = [str(p) for p in self.add_dirs]
         data["explicit"] = sorted(self.explicit)
         data["media"] = self.media.to_json() if self.media else None
+        data["images"] = [asdict(r) for r in self.images]
         return data
 
     @classmethod
@@ -95,4 +97,5 @@ class RunSpec:
         raw["add_dirs"] = tuple(Path(p) for p in raw.get("add_dirs", ()))
         raw["explicit"] = frozenset(raw.get("explicit", ()))
         raw["media"] = MediaRequest.from_json(raw["media"]) if raw.get("media") else None
+        raw["images"] = tuple(MediaRef(**r) for r in raw.get("images") or ())
         return cls(**raw)

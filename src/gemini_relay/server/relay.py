@@ -55,7 +55,9 @@ class RelayServer:
         self._task_wire = TaskWire(self.tasks, self._call_tool_as_task_legacy)
         # What the instructions and descriptions say of the backend is said of the active one (chosen once a process).
         self.upstream = deps.registry.active_entry()
-        self._listed = [tool_entry(tool, self.upstream, tasks=self.tasks.store is not None) for tool in self.tools]
+        limit = deps.settings.timeout_seconds
+        tasks = self.tasks.store is not None
+        self._listed = [tool_entry(tool, self.upstream, tasks=tasks, max_timeout=limit) for tool in self.tools]
         # The conformance runner's fixtures (GEMINI_MCP_TEST_TOOLS=conformance), listed after the relay's own tools.
         on = deps.settings.conformance
         self.fixtures = FixtureTools(self.tasks, self._task_wire) if on else None

@@ -14,6 +14,7 @@ import mcp_types as types
 
 from gemini_relay.backends.entry import BackendEntry
 from gemini_relay.format import NOTICE_MARKER, misconfigured
+from gemini_relay.tools.common.controls import schema_with_limits
 from gemini_relay.tools.common.definition import AnyTool, worded
 from gemini_relay.tools.common.inputs import wire_schema
 
@@ -30,13 +31,14 @@ _CONTINUE = (
 )
 
 
-def tool_entry(tool: AnyTool, upstream: BackendEntry, *, tasks: bool) -> types.Tool:
+def tool_entry(tool: AnyTool, upstream: BackendEntry, *, tasks: bool, max_timeout: float | None = None) -> types.Tool:
     """The tool as tools/list shows it while `upstream` is active; `tasks`: this server answers MCP tasks (it has a
-    state dir)."""
+    state dir); `max_timeout`: the server's GEMINI_MCP_TIMEOUT in seconds, shown as timeoutSeconds' maximum."""
+    schema = wire_schema(tool.input_model)
     return types.Tool(
         name=tool.name,
         description=tool.description_for(upstream),
-        input_schema=wire_schema(tool.input_model),
+        input_schema=schema if max_timeout is None else schema_with_limits(schema, max_timeout),
         annotations=types.ToolAnnotations(
             read_only_hint=tool.read_only,
             destructive_hint=tool.destructive,

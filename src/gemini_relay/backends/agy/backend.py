@@ -34,7 +34,7 @@ from gemini_relay.backends.agy.settings import CHILD_ENV_KEYS, INSTALL_HINT, NAM
 from gemini_relay.backends.agy.usage import QuotaLevel, UsageProbe, UsageReading, group_for_model
 from gemini_relay.backends.agy.version import AgyVersion, require_floor
 from gemini_relay.backends.capabilities import ImageRequest, SavedImage
-from gemini_relay.backends.checks import check_spec
+from gemini_relay.backends.checks import check_text_only
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
 from gemini_relay.backends.models import Catalog, served_notice
@@ -120,7 +120,7 @@ class AgyBackend:
     conversation_rows = surface.conversation_rows
     doctor_section = surface.doctor_section
     help_text = surface.help_text
-    check = staticmethod(check_spec)  # refuse what no backend could run, before a job exists
+    check = staticmethod(check_text_only)  # refuse what it could never run (images too), before a job exists
 
     def env(self) -> dict[str, str]:
         extra = {key: self._settings.env[key] for key in CHILD_ENV_KEYS if key in self._settings.env}

@@ -220,7 +220,7 @@ class ApiBackend:
             "gemini-api: model %s, conversation %s, %d earlier turn(s)", request.model, conversation_id, len(history)
         )
         exchange = Exchange(auth, request, timeout=spec.timeout_seconds, stream=self._stream)
-        async with aclosing(exchange.pieces(history, spec.prompt)) as pieces:
+        async with aclosing(exchange.pieces(history, spec.prompt, spec.images)) as pieces:
             async for piece in pieces:
                 yield TextDelta(piece)
         fold = exchange.fold

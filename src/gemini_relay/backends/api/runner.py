@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import anyio
@@ -27,6 +28,7 @@ from gemini_relay.backends.api.failures import (
     from_transport_error,
 )
 from gemini_relay.backends.api.options import Request
+from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import RunTimedOut
 
 T = TypeVar("T")
@@ -42,9 +44,12 @@ class Exchange:
         self.fold = AnswerFold()
         self._deadline = anyio.current_time() + timeout
 
-    async def pieces(self, history: Sequence[Turn], prompt: str) -> AsyncGenerator[str, None]:
+    async def pieces(
+        self, history: Sequence[Turn], prompt: str, images: Sequence[MediaRef] = ()
+    ) -> AsyncGenerator[str, None]:
         """The answer's text pieces in arrival order; `fold` holds everything else once this is exhausted."""
-        contents = [*history_contents(history), types.Content(role="user", parts=[types.Part(text=prompt)])]
+        parts = [types.Part(text=prompt), *image_parts(images)]
+        contents = [*history_contents(history), types.Content(role="user", parts=parts)]
         model, config = self.request.model, self.request.config
         client = self.auth.client()  # one client per run: its connections belong to this run's event loop
         stream: AsyncIterator[types.GenerateContentResponse] | None = None
@@ -77,6 +82,18 @@ class Exchange:
             except TRANSPORT_ERRORS as exc:
                 raise from_transport_error(exc, self.auth.endpoint, partial_text=partial) from exc
         raise RunTimedOut(COMMAND, self.timeout, partial_text=partial)
+
+
+def image_parts(images: Sequence[MediaRef]) -> list[types.Part]:
+    """Local images inline (the tool jailed and size-checked them), Files API uris by reference."""
+    parts: list[types.Part] = []
+    for ref in images:
+        if ref.kind == "file_uri":
+            parts.append(types.Part(file_data=types.FileData(file_uri=ref.value, mime_type=ref.mime_type)))
+        else:
+            data = Path(ref.value).read_bytes()
+            parts.append(types.Part.from_bytes(data=data, mime_type=ref.mime_type or "image/png"))
+    return parts
 
 
 def history_contents(turns: Sequence[Turn]) -> list[types.Content]:

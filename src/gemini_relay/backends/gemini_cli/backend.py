@@ -10,7 +10,7 @@ from contextlib import aclosing
 from pathlib import Path
 
 import gemini_relay.backends.gemini_cli.surface as surface
-from gemini_relay.backends.checks import check_spec
+from gemini_relay.backends.checks import check_text_only
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.gemini_cli.args import build_invocation
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
@@ -68,7 +68,7 @@ class GeminiCliBackend:
     conversation_rows = surface.conversation_rows
     doctor_section = surface.doctor_section
     help_text = surface.help_text
-    check = staticmethod(check_spec)  # refuse what no backend could run, before a job exists
+    check = staticmethod(check_text_only)  # refuse what it could never run (images too), before a job exists
 
     def validate_config(self) -> None:
         """Nothing to check up front: a missing binary is reported by the first call that needs it."""

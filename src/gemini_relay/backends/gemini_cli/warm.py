@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
+from gemini_relay.backends.checks import check_spec, check_text_only
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, AcpHandshakeError, WarmPool
 from gemini_relay.backends.gemini_cli.acp.backend import takes_literally
 from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
@@ -20,7 +21,7 @@ from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.errors import BackendUnavailable, RelayError
+from gemini_relay.errors import BackendUnavailable, RelayError, RunFailed
 from gemini_relay.log import logger
 
 __all__ = ["GeminiBackend"]
@@ -66,10 +67,18 @@ class GeminiBackend(GeminiCliBackend):
         if self._acp is not None:
             self._acp.prewarm()
 
+    def check(self, spec: RunSpec) -> None:
+        """Images only where the run goes warm: ACP takes image blocks, the cold `-p` prompt is text alone."""
+        if spec.images and self._settings.warm and _goes_warm(spec):
+            check_spec(spec)
+            AcpBackend.refuse_file_uris(spec)
+        else:
+            check_text_only(spec)
+
     async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         acp = self._acp
         unavailable: str | None = None
-        if acp is not None and not spec.add_dirs and not spec.sandbox and takes_literally(spec):
+        if acp is not None and _goes_warm(spec):
             # Notices come before the session: held back until the warm path is known to work, so a fallback
             # does not repeat them.
             held: list[AgentEvent] = []
@@ -96,6 +105,8 @@ class GeminiBackend(GeminiCliBackend):
                     for notice in held:
                         yield notice
                 raise
+        if spec.images:  # a cold run would answer without having seen them
+            raise RunFailed(f"images need the warm Gemini CLI, which is unavailable ({unavailable or 'not running'})")
         if unavailable is not None:
             logger.warning("ACP unavailable (%s); running cold", unavailable)
             if not self._fallback_noted:
@@ -104,3 +115,7 @@ class GeminiBackend(GeminiCliBackend):
         async with aclosing(super().run(spec)) as events:
             async for event in events:
                 yield event
+
+
+def _goes_warm(spec: RunSpec) -> bool:
+    return not spec.add_dirs and not spec.sandbox and takes_literally(spec)

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from gemini_relay.tools.common.controls import continue_latest_field, timeout_field
 from gemini_relay.tools.common.path_args import check_path_text
 
 Effort = Literal["low", "medium", "high"]
@@ -77,6 +78,8 @@ class PromptOptions(ToolInput):
     change_mode: bool = Field(
         False, description="Return structured edit suggestions (file, exact old text, new text) a client can apply."
     )
+    timeout_seconds: float | None = timeout_field()
+    continue_latest: bool = continue_latest_field()
 
 
 class EmptyInput(ToolInput):

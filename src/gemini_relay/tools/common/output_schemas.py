@@ -147,7 +147,9 @@ CONSENSUS: dict[str, Any] = reply_schema(
     },
     ["answers"],
 )
-MODELS: dict[str, Any] = reply_schema({"backend": _STR, "notices": _STRS}, ["backend", "notices"])
+MODELS: dict[str, Any] = reply_schema(
+    {"backend": _STR, "notices": _STRS, "agents": {"type": ["array", "null"], "items": _STR}}, ["backend", "notices"]
+)
 CONVERSATIONS: dict[str, Any] = reply_schema(
     {
         "source": _STR,

@@ -17,12 +17,13 @@ from gemini_relay.content.guardrail import Snapshot, WriteCheck, compare, take_s
 from gemini_relay.content.inline import InlineResult, inline_references
 from gemini_relay.content.structured import load_schema
 from gemini_relay.core.result import RunResult
-from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.core.spec import MediaRef, RunSpec
+from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue, name_timeout_limit
 from gemini_relay.tools.common.progress import CallProgress
 
 TEXT_CHUNK_KIND = "text"  # ChunkCache kind of paged answers (fetch-chunk renders the generic footer)
@@ -49,6 +50,8 @@ class PromptRequest:
     fallback: bool = True  # retry a capacity failure once on GEMINI_FALLBACK_MODEL
     guard_writes: bool = False  # snapshot the git working tree before and after (PromptResult.writes)
     cwd: Path | None = None  # the run's working directory (already resolved); None: the project root
+    continue_latest: bool = False  # continue the newest saved conversation of `cwd` (controls.py)
+    images: tuple[MediaRef, ...] = ()  # resolved by tools/media/prompt_images.gather_images, its own async step
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> 
     """Raises InputError before anything is spawned; RunFailed and BackendUnavailable from the run."""
     schema = parse_schema(request.json_schema)
     root = request.cwd or deps.settings.project_root
+    ceiling = deps.settings.timeout_seconds
+    requested = call_timeout(request.timeout_seconds, ceiling)
+    conversation_id = await conversation_to_continue(deps, request.conversation_id, request.continue_latest, root)
     inlined = inline_references(request.prompt, root) if request.inline else None
     selection = deps.selection()
     spec = RunSpec(
@@ -75,16 +81,22 @@ async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> 
         mode=request.mode,
         json_schema=schema,
         add_dirs=deps.resolve_dirs(request.add_dirs, root),
-        conversation_id=request.conversation_id,
+        conversation_id=conversation_id,
         agent=request.agent,
         allow_slash_commands=request.allow_slash_commands,
         skip_permissions=request.skip_permissions,
         sandbox=request.sandbox,
-        timeout_seconds=request.timeout_seconds or deps.settings.timeout_seconds,
+        timeout_seconds=requested or ceiling,
         explicit=request.explicit,
+        images=request.images,
     )
     before = await _snapshot(deps, root) if request.guard_writes else None
-    record, outcome, fallback = await _execute(deps, call, spec, selection.backend, request.fallback)
+    try:
+        record, outcome, fallback = await _execute(deps, call, spec, selection.backend, request.fallback)
+    except RunFailed as exc:
+        if exc.reason is FailureReason.TIMEOUT:
+            name_timeout_limit(exc, requested, ceiling, chosen="timeout_seconds" in request.explicit)
+        raise
     own = inline_notices(inlined) if inlined is not None else []
     if fallback is not None:
         own.append(fallback.notice)

@@ -23,6 +23,7 @@ from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import ContextOptions, Prepared, context_meta, prepare_prompt
+from gemini_relay.tools.common.controls import images_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.dry_run import dry_run_reply
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PathText, PromptOptions
@@ -32,6 +33,7 @@ from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
 from gemini_relay.tools.common.structured import run_structured
 from gemini_relay.tools.core.fetch_chunk import cached_chunk
+from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class AskInput(ContextOptions, PromptOptions):
@@ -50,6 +52,7 @@ class AskInput(ContextOptions, PromptOptions):
         le=100_000,
         description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
     )
+    images: list[PathText] | None = images_field()
     dry_run: bool = Field(
         False,
         description="Count the prompt's tokens (files and @ references included) and estimate its input cost, "
@@ -97,6 +100,9 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         sandbox=args.sandbox,
         explicit=frozenset(args.model_fields_set),
         guard_writes=args.change_mode,
+        timeout_seconds=args.timeout_seconds,
+        continue_latest=args.continue_latest,
+        images=await gather_images(deps, args.images),
     )
     own = prepared.notices if prepared is not None else ()
     meta = _context_meta(prepared)

@@ -9,6 +9,7 @@ from pydantic import Field
 from gemini_relay.content.brainstorm import build_brainstorm_prompt
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -27,6 +28,7 @@ class BrainstormInput(ToolInput):
     idea_count: int = Field(12, gt=0, le=100, description="How many ideas to generate.")
     include_analysis: bool = Field(True, description="Score each idea for feasibility, impact and innovation.")
     effort: Effort | None = Field(None, description="Reasoning effort: 'low', 'medium' or 'high'.")
+    timeout_seconds: float | None = timeout_field()
 
 
 async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> Reply:
@@ -47,6 +49,7 @@ async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> R
             prompt=prompt,
             model=args.model,
             effort=args.effort,
+            timeout_seconds=args.timeout_seconds,
             explicit=frozenset(args.model_fields_set),
         ),
     )

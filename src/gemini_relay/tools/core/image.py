@@ -20,19 +20,22 @@ from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef, When
-from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText, ToolInput
+from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText
 from gemini_relay.tools.common.path_args import check_destination
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
 from gemini_relay.tools.media.config import MediaConfig
-from gemini_relay.tools.media.durable import Controls, run_media
-from gemini_relay.tools.media.generate import media_ready, media_spec
+from gemini_relay.tools.media.durable import run_media
+from gemini_relay.tools.media.generate import controls, media_ready, media_spec
+from gemini_relay.tools.media.inputs import JobControls
 
 DEFAULT_IMAGE_DIR = "gemini-images"
 SUFFIX_ROOM = max(len(s) for s in IMAGE_SUFFIXES)  # the suffix the saved file may bring (.jpeg, .webp)
 
 
-class ImageInput(ToolInput):
+class ImageInput(JobControls):
+    """The job controls apply when the Gemini API makes the image (a durable job); agy's image tool refuses them."""
+
     prompt: str = Field(min_length=1, description="What the image should show.")
     aspect_ratio: AspectRatio = Field("1:1", description="Aspect ratio of the image.")
     size: ImageSize | None = Field(None, description="Resolution: '512', '1K', '2K' or '4K'.")
@@ -43,6 +46,11 @@ class ImageInput(ToolInput):
 
 async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     saver = deps.registry.image_saver()
+    if saver is not None and (args.async_ or args.max_wait_ms is not None or args.idempotency_key):
+        raise InputError(
+            "async, maxWaitMs and idempotencyKey apply when the Gemini API makes the image (a durable job); agy's "
+            "image tool makes it within this call, so run it without them"
+        )
     if saver is None:
         backend = deps.selection().backend
         if media_ready(deps):  # the Gemini API makes the image itself, as a durable job
@@ -158,7 +166,7 @@ async def image_api(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
         image_size=args.size,
         target_name=name,
     )
-    return await run_media(deps, call, media_spec(deps, call, args.prompt, media), Controls())
+    return await run_media(deps, call, media_spec(deps, call, args.prompt, media), controls(args))
 
 
 TOOL = ToolDef(

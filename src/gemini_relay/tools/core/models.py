@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gemini_relay.errors import BackendUnavailable
 from gemini_relay.format import with_notices
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
@@ -9,11 +10,31 @@ from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.common.progress import CallProgress
 
+NO_AGENTS = "Agents: this backend has no agents (`agent` personas are an agy feature)."
+AGENT_FILES = "add one as .agents/agents/<name>/agent.md in the project, or ~/.gemini/config/agents/<name>/agent.md"
+
 
 async def models(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     listing = await deps.registry.models().model_listing()
-    data = {"backend": deps.selection().backend, "notices": listing.notices}  # the listing itself is the text
-    return Reply(with_notices(listing.notices, "\n".join(listing.lines)), structured=data)
+    notices = list(listing.notices)
+    agents, lines = await _agents(deps, notices)
+    # The listing itself is the text; `agents`: the names `agent` takes, null where the backend has none.
+    data = {"backend": deps.selection().backend, "notices": notices, "agents": agents}
+    return Reply(with_notices(notices, "\n".join([*listing.lines, "", *lines])), structured=data)
+
+
+async def _agents(deps: Deps, notices: list[str]) -> tuple[list[str] | None, list[str]]:
+    lister = deps.registry.agent_lister()
+    if lister is None:
+        return None, [NO_AGENTS]
+    try:
+        names = list(await lister.agents())
+    except BackendUnavailable as exc:
+        notices.append(f"The agents could not be listed: {exc}")
+        return [], []
+    if not names:
+        return [], [f"Agents: none ({AGENT_FILES})."]
+    return names, ["Agents — pass the name as `agent`:", *(f"- {name}" for name in names)]
 
 
 TOOL = ToolDef(

@@ -7,11 +7,13 @@ from pydantic import Field
 from gemini_relay.content.plan import build_plan_prompt
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import images_field, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
+from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class PlanInput(ToolInput):
@@ -21,6 +23,8 @@ class PlanInput(ToolInput):
     effort: Effort = Field("high", description="Reasoning effort (default 'high').")
     add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
     include_usage: bool = Field(True, description="Append token usage (default true).")
+    timeout_seconds: float | None = timeout_field()
+    images: list[PathText] | None = images_field()
 
 
 async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
@@ -34,6 +38,8 @@ async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
             effort=args.effort,
             mode="plan",
             add_dirs=args.add_dirs,
+            timeout_seconds=args.timeout_seconds,
+            images=await gather_images(deps, args.images),
             explicit=frozenset(args.model_fields_set),
         ),
     )

@@ -16,6 +16,7 @@ from gemini_relay.errors import InputError
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import PromptOptions
 from gemini_relay.tools.common.progress import CallProgress
@@ -68,6 +69,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             f"Refused an optional-priority run: {low}. Run it with priority normal, or wait for the reset."
         )
     cwd = deps.resolve_cwd(args.cwd, "cwd")
+    timeout = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds) or deps.settings.timeout_seconds
+    conversation_id = await conversation_to_continue(deps, args.conversation_id, args.continue_latest, cwd)
     schema = parse_schema(args.json_schema)
     if schema is not None and args.change_mode:  # refused exactly as gemini-ask refuses it
         raise InputError("changeMode and jsonSchema cannot be combined: changeMode answers are edit blocks, not JSON")
@@ -89,14 +92,14 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         mode=args.mode,
         json_schema=schema,
         add_dirs=deps.resolve_dirs(args.add_dirs, cwd),
-        conversation_id=args.conversation_id,
+        conversation_id=conversation_id,
         # A backend that takes a caller-chosen id (Gemini CLI, API) names a fresh job's conversation at once.
-        session_id=None if args.conversation_id else deps.registry.fresh_conversation_id(selection.backend),
+        session_id=None if conversation_id else deps.registry.fresh_conversation_id(selection.backend),
         agent=args.agent,
         allow_slash_commands=args.allow_slash_commands,
         skip_permissions=args.skip_permissions,
         sandbox=args.sandbox,
-        timeout_seconds=deps.settings.timeout_seconds,
+        timeout_seconds=timeout,
         explicit=frozenset(args.model_fields_set),
     )
     with without_caller():  # the job outlives this call: its questions are answered by its policy

@@ -12,7 +12,7 @@ from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.media import refs as media_refs
 from gemini_relay.tools.media.config import MediaConfig
 from gemini_relay.tools.media.durable import Controls, run_media
-from gemini_relay.tools.media.inputs import ImageOptions, JobControlsInput, ReferencesInput
+from gemini_relay.tools.media.inputs import ImageOptions, JobControls, ReferencesInput
 
 # The end of every generation tool's description.
 AS_A_JOB = (
@@ -31,7 +31,7 @@ def media_ready(deps: Deps) -> bool:
     return True
 
 
-def controls(args: JobControlsInput, inline: bool = False) -> Controls:
+def controls(args: JobControls, inline: bool = False) -> Controls:
     return Controls(args.async_, args.max_wait_ms, args.idempotency_key, inline)
 
 

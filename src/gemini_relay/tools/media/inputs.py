@@ -10,7 +10,9 @@ from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText, T
 Url = str
 
 
-class JobControlsInput(ToolInput):
+class JobControls(ToolInput):
+    """async / maxWaitMs / idempotencyKey: also on the default toolset's gemini-image when the API makes it."""
+
     async_: bool = Field(
         False,
         alias="async",
@@ -29,6 +31,9 @@ class JobControlsInput(ToolInput):
         max_length=200,
         description="A retry with the same key returns the recorded result (reused: true) instead of billing again.",
     )
+
+
+class JobControlsInput(JobControls):
     output_dir: PathText | None = Field(
         None, description="Folder for the files, inside the project root. Default: GEMINI_RELAY_MEDIA_DIR."
     )

@@ -23,6 +23,7 @@ from gemini_relay.core.vocabulary import FailureReason, Toolset
 from gemini_relay.errors import RunFailed, RunTimedOut
 from gemini_relay.format import gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import call_timeout, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
@@ -49,15 +50,18 @@ class ReviewInput(DiffInput):
         f"120 + 15/file up to 300; deep 240 + 45/file). Capped at {int(HARD_TIMEOUT_CAP)}.",
     )
     max_response_length: int | None = Field(None, ge=1, le=MAX_WORDS, description=LENGTH_LIMIT)
+    timeout_seconds: float | None = timeout_field()
 
 
 async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:
+    # timeoutSeconds, the shared control, is bounded like every tool's; the older `timeout` stays capped quietly.
+    chosen = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds)
     spec = diff_spec(uncommitted=args.uncommitted, base=args.base)
     depth = resolve_depth(args.depth, args.quick)
     root = deps.resolve_cwd(args.working_directory, "workingDirectory")
     env = git_env(deps.settings.env)
     stat = summarize(await numstat(root, spec, env))
-    timeout = review_timeout(depth, stat.files, args.timeout, deps.settings.timeout_seconds)
+    timeout = review_timeout(depth, stat.files, chosen or args.timeout, deps.settings.timeout_seconds)
     meta: dict[str, Any] = {
         "depth": depth,
         "diffSource": "branch" if spec.base else "uncommitted",

@@ -8,6 +8,7 @@ from gemini_relay.content.search import build_search_prompt, source_urls
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -21,6 +22,7 @@ class SearchInput(ToolInput):
     query: str = Field(min_length=1, description="The question to research on the web.")
     model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
     max_response_length: int | None = Field(None, ge=1, le=MAX_WORDS, description=LENGTH_LIMIT)
+    timeout_seconds: float | None = timeout_field()
 
 
 async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
@@ -34,6 +36,7 @@ async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
             model=args.model,
             mode="plan",  # read-only: searching needs no writes
             inline=False,  # a query is not a file reference
+            timeout_seconds=args.timeout_seconds,
             explicit=frozenset(args.model_fields_set),
         ),
     )

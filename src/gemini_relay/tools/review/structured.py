@@ -14,6 +14,7 @@ from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.controls import timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import PathText, ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -40,6 +41,7 @@ class StructuredInput(ToolInput):
         description=f"Up to {MAX_FILES} text files (paths inside the project root) sent along with the prompt.",
     )
     model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
+    timeout_seconds: float | None = timeout_field()
 
 
 async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> Reply:
@@ -50,6 +52,7 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
         prompt=build_structured_prompt(args.prompt, files),
         model=args.model,
         mode="plan",  # read-only: the answer is data, the agent has nothing to change
+        timeout_seconds=args.timeout_seconds,
         explicit=frozenset(args.model_fields_set),
     )
     answer = await run_structured(deps, call, request, schema)

@@ -9,8 +9,10 @@ CANCEL_SETTLE gets its process stopped.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -32,7 +34,7 @@ from gemini_relay.backends.literal_prompt import neutralise_prompt
 from gemini_relay.backends.models import served_notice
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted
-from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 
 CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
@@ -78,7 +80,16 @@ class AcpBackend:
     def check(self, spec: RunSpec) -> None:
         """Refuse what this backend could never run, before a job exists (InputError naming the field)."""
         check_spec(spec)
+        self.refuse_file_uris(spec)
         self._prepare(spec)
+
+    @staticmethod
+    def refuse_file_uris(spec: RunSpec) -> None:
+        if any(ref.kind == "file_uri" for ref in spec.images):
+            raise InputError(
+                "Files API uris reach only the api backend; give the Gemini CLI a local path or an https URL",
+                field="images",
+            )
 
     def prewarm(self) -> None:
         """Start a warm process in the background (a missing binary is reported by the first run instead)."""
@@ -99,7 +110,8 @@ class AcpBackend:
                 yield SessionStarted(session_id=session_id, model=model or lease.session.model)
                 translator = UpdateTranslator(session_id)
                 # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
-                turn = _prompt(lease, prompt, mode, model, translator, deadline, spec.timeout_seconds)
+                blocks = [{"type": "text", "text": prompt}, *image_blocks(spec.images)]
+                turn = _prompt(lease, blocks, mode, model, translator, deadline, spec.timeout_seconds)
                 async with contextlib.aclosing(turn):
                     async for event in turn:
                         yield event
@@ -154,9 +166,18 @@ async def _configure(lease: Lease, mode: str, model: str | None) -> None:
         raise RunFailed("gemini --acp did not apply the session settings in time", retryable=True) from None
 
 
+def image_blocks(images: tuple[MediaRef, ...]) -> list[dict[str, str]]:
+    """ACP image content blocks (the CLI declares promptCapabilities.image): base64 data and its MIME type."""
+    return [
+        {"type": "image", "data": base64.b64encode(Path(ref.value).read_bytes()).decode(), "mimeType": ref.mime_type}
+        for ref in images
+        if ref.kind == "path" and ref.mime_type
+    ]
+
+
 async def _prompt(
     lease: Lease,
-    prompt: str,
+    blocks: list[dict[str, str]],
     mode: str,
     model: str | None,
     translator: UpdateTranslator,
@@ -168,7 +189,7 @@ async def _prompt(
     async with connection.listen(session_id) as inbox:
         try:
             try:
-                await connection.send_prompt(session_id, [{"type": "text", "text": prompt}])
+                await connection.send_prompt(session_id, blocks)
             except AcpConnectionLost as exc:
                 settled = True
                 raise RunFailed(f"{exc.description} before the prompt", retryable=True) from None
