@@ -192,3 +192,23 @@ async def test_a_model_no_backend_could_run_is_refused_before_any_job_exists(rel
     assert result.is_error and "model" in text_of(result)
     assert relay.backend.specs == []
     assert (jobs.structured_content or {})["count"] == 0  # no first model's job left queued for adoption
+
+
+async def test_timeout_seconds_is_each_call_s_deadline_and_above_the_server_s_maximum_is_refused(
+    relay: InMemory,
+) -> None:
+    relay.backend.by_model["judge"] = answer(SYNTHESIS)
+    async with relay.client(**REVIEW) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}["gemini-consensus"]
+        maximum = listed.input_schema["properties"]["timeoutSeconds"]["maximum"]
+        refused = await client.call_tool(
+            "gemini-consensus", {"prompt": QUESTION, "timeoutSeconds": maximum + 1, "synthesisModel": "judge"}
+        )
+        assert refused.is_error and "timeoutSeconds" in text_of(refused) and "GEMINI_MCP_TIMEOUT" in text_of(refused)
+        assert relay.backend.specs == []
+        data_of(
+            await client.call_tool(
+                "gemini-consensus", {"prompt": QUESTION, "timeoutSeconds": 42, "synthesisModel": "judge"}
+            )
+        )
+    assert [s.timeout_seconds for s in relay.backend.specs] == [42, 42, 42]  # both answers and the synthesis

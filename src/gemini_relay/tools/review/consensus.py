@@ -40,6 +40,7 @@ from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import model_id
+from gemini_relay.tools.common.controls import call_timeout, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -76,6 +77,7 @@ class ConsensusInput(ToolInput):
     dry_run: bool = Field(
         False, description="Return each model's prompt token count and estimated cost; no model is called."
     )
+    timeout_seconds: float | None = timeout_field()  # each call's own deadline: a slow model fails alone
     async_: bool = Field(
         False,
         alias="async",
@@ -113,14 +115,14 @@ def _backend(deps: Deps, raw: str) -> BackendName:
     return name
 
 
-def _spec(deps: Deps, call: CallProgress, prompt: str, model: str | None) -> RunSpec:
+def _spec(deps: Deps, call: CallProgress, prompt: str, model: str | None, timeout: float | None) -> RunSpec:
     return RunSpec(
         tool=call.tool,
         prompt=prompt,  # never inlined: the question is prose, but `@` in it is not a file request here
         cwd=deps.settings.project_root,
         model=model,
         mode="plan",  # read-only: an opinion, not an edit
-        timeout_seconds=deps.settings.timeout_seconds,
+        timeout_seconds=timeout or deps.settings.timeout_seconds,
         explicit=frozenset({"model"}) if model else frozenset(),
     )
 
@@ -151,7 +153,8 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
     if (args.async_ or args.idempotency_key) and (deps.jobs is None or deps.background is None):
         raise InputError("async and idempotencyKey need the job store (this server has none)")
     key = args.idempotency_key or (uuid.uuid4().hex if args.async_ else None)
-    specs = [_spec(deps, call, member_prompt(args.prompt, m.stance), m.model) for m in members]
+    timeout = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds)
+    specs = [_spec(deps, call, member_prompt(args.prompt, m.stance), m.model, timeout) for m in members]
     for member, spec in zip(members, specs, strict=True):  # all checked first: a refused model leaves no job behind
         check_spec(spec)
         deps.engine.backend(member.backend).check(spec)
@@ -203,7 +206,8 @@ async def _panel(
         )
     first = answered[0].member
     judge = Member(args.synthesis_model or first.model, first.backend, None, "synthesis")
-    spec = _spec(deps, call, synthesis_prompt(args.prompt, done), judge.model)
+    timeout = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds)
+    spec = _spec(deps, call, synthesis_prompt(args.prompt, done), judge.model, timeout)
     record = await deps.engine.register(spec, judge.backend, _key(key, "synthesis"))
     call.watch(record)
     synthesis = await _outcome(deps, judge, record)
