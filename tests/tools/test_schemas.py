@@ -32,6 +32,7 @@ from gemini_relay.tools.media.usage import UsageInput
 from gemini_relay.tools.media.video import VideoInput
 from gemini_relay.tools.registry import registry
 from gemini_relay.tools.review.assess import AssessInput
+from gemini_relay.tools.review.consensus import ConsensusInput
 from gemini_relay.tools.review.review import ReviewInput
 from gemini_relay.tools.review.search import SearchInput
 from gemini_relay.tools.review.structured import StructuredInput
@@ -56,6 +57,7 @@ MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
     ReviewInput: {},
     SearchInput: {"query": "q"},
     StructuredInput: {"prompt": "p", "schema": {}},
+    ConsensusInput: {"prompt": "p"},
     ImageEditInput: {"prompt": "p"},
     ImageSetInput: {"masterPrompt": "p", "scenes": ["s"]},
     ImageInteractInput: {"input": "i"},

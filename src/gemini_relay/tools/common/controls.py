@@ -42,8 +42,8 @@ def images_field() -> Any:
     return Field(
         None,
         description="Images the model sees with the prompt: local paths (inside the project), Files API uris "
-        "(files/<id>, from gemini-files) or https URLs. The api backend and the warm Gemini CLI see them; agy and "
-        "the cold Gemini CLI refuse them.",
+        "(files/<id>, from gemini-files) or https URLs. A backend that cannot see images refuses them with the "
+        "reason before anything runs.",
     )
 
 

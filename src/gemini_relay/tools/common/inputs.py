@@ -89,13 +89,28 @@ class EmptyInput(ToolInput):
 def wire_schema(model: type[ToolInput]) -> dict[str, Any]:
     """The inputSchema for tools/list: always {"type":"object","properties":…,"required":[…]}, defaults kept."""
     raw = model.model_json_schema(by_alias=True)
-    properties = {name: _clean(prop) for name, prop in raw.get("properties", {}).items()}
+    defs: dict[str, Any] = raw.get("$defs", {})
+    properties = {name: _clean(_inline(prop, defs)) for name, prop in raw.get("properties", {}).items()}
     return {
         "type": "object",
         "properties": properties,
         "required": list(raw.get("required", [])),
         "additionalProperties": False,
     }
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    """`node` with every `$ref` to a nested model replaced by that model's schema: some clients resolve no refs
+    (a list of {model, stance} objects must read whole). Input models are not recursive, so this ends."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")  # pyright: ignore[reportUnknownMemberType]
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            rest = {k: v for k, v in node.items() if k != "$ref"}  # pyright: ignore[reportUnknownVariableType]
+            return _inline({**defs[ref.removeprefix("#/$defs/")], **rest}, defs)
+        return {k: _inline(v, defs) for k, v in node.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]  # pyright: ignore[reportUnknownVariableType]
+    return node
 
 
 def _clean(prop: dict[str, Any]) -> dict[str, Any]:
@@ -115,4 +130,6 @@ def _clean(prop: dict[str, Any]) -> dict[str, Any]:
         prop["additionalProperties"] = _clean(prop["additionalProperties"])  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(prop.get("items"), dict):
         prop["items"] = _clean(prop["items"])
+    if isinstance(prop.get("properties"), dict):  # a nested model's own fields
+        prop["properties"] = {k: _clean(v) for k, v in prop["properties"].items()}  # pyright: ignore[reportUnknownVariableType]
     return prop

@@ -55,7 +55,10 @@ class PanelModel(ToolInput):
         None, description="'for', 'against' or 'neutral': the position this model argues. Unset: none."
     )
     backend: str | None = Field(
-        None, min_length=1, max_length=40, description="The backend that runs it (agy, gemini, api). Unset: active."
+        None,
+        min_length=1,
+        max_length=40,
+        description="The backend that runs it (one gemini-doctor lists as ready). Unset: the active one.",
     )
 
 
