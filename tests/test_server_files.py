@@ -11,7 +11,8 @@ import pytest
 
 from tests.harness import Relay
 from tests.test_server_image import image_runs
-from tests.test_server_media import media_env, text
+from tests.media_results import text
+from tests.test_server_media import media_env
 
 pytestmark = pytest.mark.anyio
 
