@@ -10,8 +10,8 @@ import mcp_types as types
 import pytest
 
 from tests.harness import Relay
-from tests.test_server_image import image_runs
 from tests.media_results import text
+from tests.test_server_image import image_runs
 from tests.test_server_media import media_env
 
 pytestmark = pytest.mark.anyio

@@ -196,3 +196,17 @@ async def test_a_delete_without_confirm_asks_a_client_that_can_answer(
     assert uploaded["file_uri"] in params.message
     assert (answered.structured_content or {})["deleted"] is deleted
     assert (uploaded["file_uri"] not in [f["name"] for f in after["files"]]) is deleted
+
+
+async def test_gemini_image_through_the_api_takes_the_media_job_controls_and_a_repeated_key_bills_once(
+    relay: InMemory, emulator: FakeGeminiApi
+) -> None:
+    args = {"prompt": "a blue circle", "idempotencyKey": "image-retry-1"}
+    async with relay.client(**on_the_api(emulator)) as client:  # the default toolset only
+        first = await call_ok(client, "gemini-image", args)
+        second = await call_ok(client, "gemini-image", args)
+        billed = emulator.media.generation_count("image")
+        started = await call_ok(client, "gemini-image", {"prompt": "a green square", "async": True})
+    assert facts(second)["reused"] is True and facts(second)["files"] == facts(first)["files"]
+    assert billed == 1
+    assert facts(started)["job_id"] and text(started).startswith("Started as a job")
