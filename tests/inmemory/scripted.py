@@ -9,17 +9,28 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import anyio
 
+from gemini_relay.backends.agy.image import SAVED_NAME_BYTES, image_prompt, save_generated_image
 from gemini_relay.backends.asking import Answer, Question, current_asker
-from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.capabilities import (
+    Conversation,
+    ConversationRows,
+    DoctorSection,
+    ImageRequest,
+    ModelListing,
+    SavedImage,
+)
 from gemini_relay.backends.checks import check_text_only
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, TextDelta, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
+from gemini_relay.streams.transcript import Transcript
+from tests.fakes.fake_gemini_api import TINY_PNG
 
 USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23)
 HOLD_BOUND = 10.0  # a held run waits at most this long for its release
@@ -114,3 +125,30 @@ class ScriptedBackend:
         if script.error is not None:
             raise script.error
         yield Finished(ok=True, status="SUCCESS", usage=USAGE, num_turns=self._sessions[session], session_id=session)
+
+
+@dataclass
+class ScriptedImageBackend(ScriptedBackend):
+    """A scripted backend whose agent makes image files itself, as agy does (capabilities.SavesImages): after an image
+    run its conversation folder under `agent_state` holds a PNG, and save_image copies it with agy's own code
+    (backends/agy/image.py: the search of that folder, the jail and the link-safe write). What agy itself leaves
+    there is tests/test_server_agy.py's."""
+
+    project_root: Path = Path("/nonexistent")
+    agent_state: Path = Path("/nonexistent")
+
+    saved_name_bytes: int = SAVED_NAME_BYTES
+    image_prompt = staticmethod(image_prompt)
+
+    async def save_image(self, record: Transcript, request: ImageRequest, *, since: float) -> SavedImage:
+        folder = self.agent_state / "brain" / (record.session_id or "no-session")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "generated_image_1.png").write_bytes(TINY_PNG)
+        jail = {"project_root": self.project_root, **asdict(request)}  # where it goes, and the shape asked for
+        return save_generated_image(
+            state_dir=self.agent_state,
+            conversation_id=record.session_id,
+            since=since,
+            response_text=record.text,
+            **jail,
+        )
