@@ -202,11 +202,15 @@ async def test_gemini_image_through_the_api_takes_the_media_job_controls_and_a_r
     relay: InMemory, emulator: FakeGeminiApi
 ) -> None:
     args = {"prompt": "a blue circle", "idempotencyKey": "image-retry-1"}
-    async with relay.client(**on_the_api(emulator)) as client:  # the default toolset only
+    # gemini-image is in the default toolset: the media toolset is not needed (jobs: gemini-wait collects the job
+    # started with async before this server stops)
+    async with relay.client(**on_the_api(emulator, GEMINI_RELAY_TOOLSETS="jobs")) as client:
         first = await call_ok(client, "gemini-image", args)
         second = await call_ok(client, "gemini-image", args)
         billed = emulator.media.generation_count("image")
         started = await call_ok(client, "gemini-image", {"prompt": "a green square", "async": True})
+        waited = await call_ok(client, "gemini-wait", {"jobId": facts(started)["job_id"], "wait": 30})
     assert facts(second)["reused"] is True and facts(second)["files"] == facts(first)["files"]
     assert billed == 1
     assert facts(started)["job_id"] and text(started).startswith("Started as a job")
+    assert facts(waited)["state"] == "done"
