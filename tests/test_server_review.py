@@ -23,7 +23,6 @@ from tests.test_server_surface import text_of
 pytestmark = pytest.mark.anyio
 
 REVIEW = {"GEMINI_RELAY_TOOLSETS": "review"}
-FALLBACK = "gemini-2.5-flash"  # tests/test_server_output.py
 
 
 def repo_with_change(relay: Relay, new_text: str, name: str = "app.py") -> GitRepo:
