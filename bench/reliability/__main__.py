@@ -46,6 +46,7 @@ CATEGORIES: dict[str, Attack] = {
     "protocol": protocol.attack,  # its own world and server: the suite's workers run it beside bad-input
     "escapes": escapes.attack,
     "files": state_files.attack,
+    "files-state": state_files.attack_state,
     "secrets": secrets.attack,
     "load": load.attack,
     "faults": faults.attack,
