@@ -37,6 +37,7 @@ class Setup:
     settings: dict[str, Any] | None = None  # the CLI home's settings.json instead of the isolated one
     env: dict[str, str | None] | None = None
     prepare: Callable[[Relay], None] | None = None
+    shown: tuple[str, ...] = ()  # more lines doctor's text must hold
 
 
 def project_env_file(relay: Relay) -> None:
@@ -61,7 +62,17 @@ SELECTED = 'Set security.auth.selectedType to "gemini-api-key" (or "vertex-ai") 
 SET_KEY = "Set GEMINI_API_KEY in the server's env"
 TRUST = "Set GEMINI_CLI_TRUST_WORKSPACE=true in the server's env"
 SETUPS = [
-    Setup("isolated", True, "gemini-api-key (security.auth.selectedType in"),
+    Setup(
+        "isolated",
+        True,
+        "- auth: gemini-api-key (security.auth.selectedType in",
+        shown=(
+            "Verdict: ✅ System Ready",
+            "0.61.0",  # the pinned CLI's `--version`
+            "accepted the key (a models listing, no tokens)",
+            "exits 15 min after its last run or request (GEMINI_RELAY_HOST_IDLE)",  # the host's idle exit
+        ),
+    ),  # fmt: skip
     Setup("base URL without selectedType", False, SELECT_API_KEY, SELECT_API_KEY, settings=NO_AUTH),
     Setup(
         "Vertex AI switch beats the key",
@@ -110,6 +121,7 @@ async def test_doctor_says_ready_exactly_when_a_run_works_and_names_the_fix(rela
         setup.prepare(relay)
     async with relay.client(**(setup.env or {})) as client:
         doctor = await client.call_tool("gemini-doctor", {})
+        checked = [r.kind for r in relay.api.requests]
         ask = await client.call_tool("gemini-ask", {"prompt": "[[fake:echo:works]]"})
     structured = doctor.structured_content
     assert structured is not None
@@ -120,11 +132,9 @@ async def test_doctor_says_ready_exactly_when_a_run_works_and_names_the_fix(rela
     else:
         assert any(setup.fix in problem for problem in structured["problems"]), structured["problems"]
         assert setup.said in text_of(ask)  # the failed run names the fix too
+    assert all(line in text_of(doctor) for line in setup.shown), text_of(doctor)
+    # The key check spends no tokens: doctor's own requests are at most one models listing.
+    assert checked in ([], ["models"], ["rejected_key"]), checked
+    if setup.id == "isolated":
+        assert checked == ["models"]
     assert not [r for r in relay.api.requests if r.kind not in ("main", "router", "models", "rejected_key")]
-
-
-async def test_the_key_check_spends_no_tokens(relay: Relay) -> None:
-    async with relay.client() as client:
-        doctor = await client.call_tool("gemini-doctor", {})
-    assert "accepted the key (a models listing, no tokens)" in text_of(doctor)
-    assert [r.kind for r in relay.api.requests] == ["models"]

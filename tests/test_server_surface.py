@@ -1,10 +1,12 @@
-"""The MCP surface over stdio: tools, prompts, schemas, failure shapes and the in-process tools."""
+"""The MCP surface over stdio, end to end: the real `python -m gemini_relay` identifies itself, lists the default
+tools and answers gemini-help with the real Gemini CLI's own help. What the server answers by itself (schemas,
+annotations, prompts, failure shapes, the in-process tools) is proved in memory: tests/inmemory/test_tool_answers.py;
+gemini-doctor against the real CLI: tests/test_server_doctor.py."""
 
 from __future__ import annotations
 
 import mcp_types as types
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from gemini_relay.tools.registry import registry
 from tests.harness import Relay
@@ -23,182 +25,19 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
-async def test_tools_list_shows_the_eleven_tools_in_registry_order(relay: Relay) -> None:
-    async with relay.client() as client:
-        tools = (await client.list_tools()).tools
-    assert [t.name for t in tools] == [t.name for t in DEFAULT_TOOLS]
-    assert len(tools) == 11
-
-
-async def test_every_input_schema_is_a_closed_object_with_required_and_defaults(relay: Relay) -> None:
-    async with relay.client() as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-    for tool in tools.values():
-        schema = tool.input_schema
-        assert set(schema) == {"type", "properties", "required", "additionalProperties"}
-        assert schema["type"] == "object"
-        assert schema["additionalProperties"] is False
-    ask = tools["gemini-ask"].input_schema
-    assert ask["required"] == ["prompt"]
-    assert ask["properties"]["changeMode"]["default"] is False
-    assert ask["properties"]["effort"]["enum"] == ["low", "medium", "high"]
-    plan = tools["gemini-plan"].input_schema
-    assert plan["properties"]["effort"]["default"] == "high"
-    assert plan["properties"]["includeUsage"]["default"] is True
-    assert tools["gemini-conversations"].input_schema["properties"]["limit"] == {
-        "default": 20,
-        "description": "How many recent conversations to list (1–100).",
-        "maximum": 100,
-        "minimum": 1,
-        "type": "integer",
-    }
-    assert tools["gemini-models"].input_schema["required"] == []
-
-
-async def test_annotations_are_honest_about_side_effects(relay: Relay) -> None:
-    async with relay.client() as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert tools["gemini-ping"].annotations is not None and tools["gemini-ping"].annotations.read_only_hint
-    cancel = tools["gemini-cancel"].annotations
-    assert cancel is not None and cancel.destructive_hint and not cancel.read_only_hint
-    ask = tools["gemini-ask"].annotations
-    assert ask is not None and not ask.read_only_hint and ask.open_world_hint
-
-
-async def test_the_timeout_test_tool_is_registered_only_with_test_tools_enabled(relay: Relay) -> None:
-    async with relay.client(GEMINI_MCP_TEST_TOOLS="1") as client:
-        names = [t.name for t in (await client.list_tools()).tools]
-        result = await client.call_tool("gemini-timeout-test", {"duration": 10})
-    assert names[-1] == "gemini-timeout-test"
-    assert len(names) == 12
-    assert "Timeout test completed successfully!" in text_of(result)
-
-
-async def test_an_unregistered_tool_is_a_json_rpc_error_not_a_result(relay: Relay) -> None:
-    async with relay.client() as client:
-        with pytest.raises(MCPError, match="Unknown tool: nope"):
-            await client.call_tool("nope", {})
-        with pytest.raises(MCPError, match="Unknown tool: gemini-timeout-test"):
-            await client.call_tool("gemini-timeout-test", {"duration": 10})
-
-
-async def test_a_missing_required_argument_fails_with_the_validation_shape(relay: Relay) -> None:
-    async with relay.client() as client:
-        result = await client.call_tool("gemini-ask", {})
-    assert result.is_error
-    assert text_of(result) == "Error executing gemini-ask: Invalid arguments for gemini-ask: prompt: Field required"
-
-
-async def test_an_unknown_argument_is_refused_and_names_what_is_accepted(relay: Relay) -> None:
-    async with relay.client() as client:
-        result = await client.call_tool("gemini-ping", {"message": "hi"})
-    assert result.is_error
-    assert text_of(result).startswith("Error executing gemini-ping: Invalid arguments for gemini-ping: message: ")
-    assert "accepted: prompt" in text_of(result)
-
-
-async def test_a_wrong_type_and_an_out_of_range_value_are_refused(relay: Relay) -> None:
-    async with relay.client() as client:
-        wrong = await client.call_tool("gemini-ask", {"prompt": "x", "changeMode": "yes"})
-        low = await client.call_tool("gemini-conversations", {"limit": 0})
-        bad_enum = await client.call_tool("gemini-ask", {"prompt": "x", "effort": "max"})
-    assert wrong.is_error and "changeMode: Input should be a valid boolean" in text_of(wrong)
-    assert low.is_error and "limit: Input should be greater than or equal to 1" in text_of(low)
-    assert bad_enum.is_error and "effort: Input should be 'low', 'medium' or 'high'" in text_of(bad_enum)
-    assert relay.main_requests() == []
-
-
-async def test_ping_answers_pong_in_process_and_echoes_a_prompt(relay: Relay) -> None:
-    async with relay.client() as client:
-        plain = await client.call_tool("gemini-ping", {})
-        echoed = await client.call_tool("gemini-ping", {"prompt": "hello there"})
-    assert text_of(plain) == "Pong!"
-    assert text_of(echoed) == "hello there"
-    assert relay.api.requests == []
-
-
-async def test_fetch_chunk_with_an_unknown_key_is_a_clear_error(relay: Relay) -> None:
-    async with relay.client() as client:
-        missing = await client.call_tool("gemini-fetch-chunk", {"cacheKey": "0123abcd", "chunkIndex": 1})
-        malformed = await client.call_tool("gemini-fetch-chunk", {"cacheKey": "../etc", "chunkIndex": 1})
-    assert missing.is_error
-    assert "0123abcd not found or expired" in text_of(missing)
-    assert malformed.is_error and "cacheKey: String should match pattern" in text_of(malformed)
-
-
-async def test_every_tool_is_also_a_prompt_with_arguments_from_its_schema(relay: Relay) -> None:
-    async with relay.client() as client:
-        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
-        got = await client.get_prompt(
-            "gemini-ask", {"prompt": "Explain @src/index.ts", "model": "pro", "changeMode": "true", "sandbox": "false"}
-        )
-    assert list(prompts) == [t.name for t in DEFAULT_TOOLS]
-    ask_args = {a.name: a.required for a in prompts["gemini-ask"].arguments or []}
-    assert ask_args["prompt"] is True and ask_args["model"] is False
-    assert len(got.messages) == 1 and got.messages[0].role == "user"
-    content = got.messages[0].content
-    assert isinstance(content, types.TextContent)
-    assert content.text == "Use the gemini-ask tool: Explain @src/index.ts (model: pro) [changeMode]"
-
-
-async def test_an_unknown_prompt_is_a_json_rpc_error(relay: Relay) -> None:
-    async with relay.client() as client:
-        with pytest.raises(MCPError, match="Unknown prompt: nope"):
-            await client.get_prompt("nope", {})
-
-
-async def test_image_on_the_gemini_backend_without_a_key_says_what_it_needs(relay: Relay) -> None:
-    async with relay.client(GEMINI_API_KEY=None, GOOGLE_API_KEY=None) as client:
-        result = await client.call_tool("gemini-image", {"prompt": "a red square"})
-    assert result.is_error
-    assert text_of(result).startswith(
-        "Error executing gemini-image: gemini-image needs a Gemini API key (GEMINI_API_KEY) or the agy backend"
-    )
-
-
-async def test_help_is_the_gemini_cli_help(relay: Relay) -> None:
-    async with relay.client() as client:
-        result = await client.call_tool("gemini-help", {})
-    assert not result.is_error
-    assert "--output-format" in text_of(result)
-    assert relay.api.requests == []
-
-
-async def test_models_lists_ids_aliases_and_the_default(relay: Relay) -> None:
-    async with relay.client() as client:
-        result = await client.call_tool("gemini-models", {})
-    text = text_of(result)
-    assert "gemini-3.1-pro-preview" in text and "pro → gemini-3.1-pro-preview" in text
-    assert "Default: gemini-2.5-pro" in text
-
-
-async def test_doctor_reports_system_ready_without_spending_tokens(relay: Relay) -> None:
-    async with relay.client() as client:
-        result = await client.call_tool("gemini-doctor", {})
-    text = text_of(result)
-    assert "Verdict: ✅ System Ready" in text
-    assert "0.61.0" in text
-    assert "- auth: gemini-api-key (security.auth.selectedType in" in text
-    assert "exits 15 min after its last run or request (GEMINI_RELAY_HOST_IDLE)" in text  # the host's idle exit
-    assert [r.kind for r in relay.api.requests] == ["models"]  # the key check: a models listing, no generation
-
-
-async def test_without_the_cli_the_server_still_serves_discovery_and_explains_the_fix(relay: Relay) -> None:
-    missing = str(relay.base / "nowhere" / "gemini")
-    async with relay.client(GEMINI_CLI_PATH=missing) as client:
-        tools = (await client.list_tools()).tools
-        ask = await client.call_tool("gemini-ask", {"prompt": "hi"})
-        doctor = await client.call_tool("gemini-doctor", {})
-    assert len(tools) == 11
-    assert ask.is_error
-    assert "The Gemini CLI (gemini) was not found" in text_of(ask)
-    assert "npm install -g @google/gemini-cli" in text_of(ask)
-    assert "Verdict: ❌ Action needed" in text_of(doctor)
-
-
-async def test_the_server_identifies_itself_and_declares_tools_prompts_and_logging(relay: Relay) -> None:
+async def test_over_stdio_the_server_identifies_itself_lists_its_tools_and_gives_the_clis_own_help(
+    relay: Relay,
+) -> None:
     async with relay.client() as client:
         info = client.server_info
         caps = client.server_capabilities
+        tools = (await client.list_tools()).tools
+        ping = await client.call_tool("gemini-ping", {})
+        help_result = await client.call_tool("gemini-help", {})
     assert info is not None and info.name == "gemini-relay"
     assert caps is not None and caps.tools is not None and caps.prompts is not None and caps.logging is not None
+    assert [t.name for t in tools] == [t.name for t in DEFAULT_TOOLS]
+    assert text_of(ping) == "Pong!"
+    assert not help_result.is_error
+    assert "--output-format" in text_of(help_result)  # the pinned CLI's `--help`
+    assert relay.api.requests == []

@@ -36,15 +36,17 @@ async def _child_kills(short: bool) -> list[Figure]:
 
 
 async def _bad_input(short: bool) -> list[Figure]:
-    return [*await bad_input.attack(*bad_input.plan(short)), *await protocol.attack(short)]
+    return await bad_input.attack(*bad_input.plan(short))
 
 
 CATEGORIES: dict[str, Attack] = {
     "crashes": _server_kills,
     "crashes-children": _child_kills,
     "bad-input": _bad_input,
+    "protocol": protocol.attack,  # its own world and server: the suite's workers run it beside bad-input
     "escapes": escapes.attack,
     "files": state_files.attack,
+    "files-state": state_files.attack_state,
     "secrets": secrets.attack,
     "load": load.attack,
     "faults": faults.attack,

@@ -175,15 +175,25 @@ async def hostile_job(w: World) -> list[str]:
 
 
 async def attack(short: bool) -> list[Figure]:
+    """Writes through planted links, and destinations the OS cannot take."""
     with world("files", GEMINI_RELAY_TOOLSETS="all") as w:
         outside, billed, attempts = await writes(w)
-        hostile, planted = await hostile_state(w)
         left = await left_running(w)
         shutil.rmtree(w.relay.base / "outside", ignore_errors=True)
     return [
         at_least(CATEGORY, "writes attempted through planted links", attempts, 7),
         zero(CATEGORY, "files written outside the root", outside),
         zero(CATEGORY, "destinations the OS cannot take, billed or not refused by field", billed),
+        zero(CATEGORY, "processes left (files)", left),
+    ]
+
+
+async def attack_state(short: bool) -> list[Figure]:
+    """Hostile and corrupt state files: its own world, so the suite's workers run it beside the writes."""
+    with world("files-state", GEMINI_RELAY_TOOLSETS="all") as w:
+        hostile, planted = await hostile_state(w)
+        left = await left_running(w)
+    return [
         at_least(CATEGORY, "hostile or corrupt state files planted", planted, 7),
         zero(CATEGORY, "hostile state files served or stopping a start", hostile + left),
     ]

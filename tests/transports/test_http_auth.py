@@ -45,30 +45,22 @@ def relay(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[s
 
 def test_http_without_a_token_makes_one_and_answers_an_unauthenticated_request_with_401(tmp_path: Path) -> None:
     env = bare_env(tmp_path)
-    with serve_http(env, tmp_path, tmp_path / "stderr.log") as server:
+    log = tmp_path / "stderr.log"
+    with serve_http(env, tmp_path, log) as server:
         assert post(server.url) == 401
         stored = tmp_path / "state" / STORED_TOKEN
         assert stat.S_IMODE(stored.stat().st_mode) == 0o600
         assert server.token and len(server.token) >= 32
         assert post(server.url, server.token) == 200
-        first = server.token
-    with serve_http(env, tmp_path, tmp_path / "stderr.log") as again:
-        assert again.token == first  # reused on the next start
-        assert post(again.url, first) == 200
-
-
-def test_the_startup_lines_name_the_header_and_the_page_url_but_not_the_token_when_stderr_is_not_a_terminal(
-    tmp_path: Path,
-) -> None:
-    log = tmp_path / "stderr.log"
-    with serve_http(bare_env(tmp_path), tmp_path, log) as server:
-        port = server.port
-        token = server.token
+        first, port = server.token, server.port
+    # Its stderr is not a terminal: the startup lines name the header and the page URL, but not the token.
     text = log.read_text(encoding="utf-8")
-    stored = tmp_path / "state" / STORED_TOKEN
     assert f"Authorization: Bearer <the first line of {stored}>" in text
     assert f"Job page at http://127.0.0.1:{port}/#token=<the same token>" in text
-    assert token and token not in text
+    assert first not in text
+    with serve_http(env, tmp_path, log) as again:
+        assert again.token == first  # reused on the next start
+        assert post(again.url, first) == 200
 
 
 def test_on_a_terminal_the_startup_lines_give_the_exact_header_and_page_url(tmp_path: Path) -> None:

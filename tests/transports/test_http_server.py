@@ -1,5 +1,6 @@
 """The server over Streamable HTTP against the real Gemini CLI and the API emulator: the same answers as over stdio,
-both protocol generations on one server, and a shutdown that lets calls finish and leaves jobs running."""
+both protocol generations on one server, and a shutdown that lets calls finish and leaves jobs running. (The
+discover result's instructions with the jobs lines: tests/inmemory/test_tool_answers.py.)"""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,8 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from gemini_relay.backends.registry import entries
 from gemini_relay.server.surface import instructions_for
@@ -42,49 +46,39 @@ def wire(result: types.CallToolResult) -> dict[str, Any]:
     return json.loads(_CONVERSATION.sub(r"\1<id>", json.dumps(dumped, ensure_ascii=False)))  # type: ignore[no-any-return]
 
 
-async def test_a_call_over_http_answers_exactly_what_the_same_call_over_stdio_answers(relay: Relay) -> None:
-    calls = [("gemini-ping", {}), ("gemini-ping", {"prompt": "héllo"}), ("gemini-ask", {"prompt": "same answer?"})]
-    with http_server(relay) as server:
-        async with server.client() as client:
-            over_http = [wire(await client.call_tool(name, args)) for name, args in calls]
-    async with relay.client() as client:
-        over_stdio = [wire(await client.call_tool(name, args)) for name, args in calls]
-    assert over_http == over_stdio
-    expected = f"Gemini response:\n{echo_text('same answer?')}\n\n🧵 conversationId: <id>"
-    assert over_http[2]["content"][0]["text"].startswith(expected)
-    assert not over_http[2].get("isError")
-
-
 async def _describe(client: Client) -> tuple[str | None, str | None, list[str], str]:
     tools = [tool.name for tool in (await client.list_tools()).tools]
     ping = text_of(await client.call_tool("gemini-ping", {"prompt": "gen"}))
     return client.protocol_version, client.instructions, tools, ping
 
 
-async def test_both_protocol_generations_are_served_on_one_http_server_at_once(relay: Relay) -> None:
-    expected_tools = [t.name for t in DEFAULT_TOOLS]
-    instructions = instructions_for(DEFAULT_TOOLS, GEMINI)
-    with http_server(relay) as server:
-        async with server.client(mode="legacy") as legacy, server.client(mode="auto") as modern:
-            old, new = await _describe(legacy), await _describe(modern)
-            again = await _describe(legacy)  # the legacy session survives the stateless client's requests
-    assert old == (LEGACY, instructions, expected_tools, "gen")
-    assert new == (MODERN, instructions, expected_tools, "gen")
-    assert again == old
-
-
-async def test_both_protocol_generations_are_served_over_stdio(relay: Relay) -> None:
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
+@asynccontextmanager
+async def _stdio(relay: Relay, mode: str) -> AsyncIterator[Client]:
+    """A client of a fresh `python -m gemini_relay` over stdio in protocol `mode`."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "gemini_relay"], env=relay.env, cwd=str(relay.project)
     )
+    with relay.stderr_path.open("a", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            yield client
+
+
+async def test_a_call_over_http_answers_exactly_what_the_same_call_over_stdio_answers(relay: Relay) -> None:
+    calls = [("gemini-ping", {}), ("gemini-ping", {"prompt": "héllo"}), ("gemini-ask", {"prompt": "same answer?"})]
+    with http_server(relay) as server:
+        async with server.client() as client:
+            over_http = [wire(await client.call_tool(name, args)) for name, args in calls]
     found = {}
-    for mode in ("legacy", "auto"):
-        with relay.stderr_path.open("a", encoding="utf-8") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
-                found[mode] = await _describe(client)
+    async with _stdio(relay, "legacy") as client:  # the stdio door, legacy generation: the calls and its surface
+        over_stdio = [wire(await client.call_tool(name, args)) for name, args in calls]
+        found["legacy"] = await _describe(client)
+    async with _stdio(relay, "auto") as client:  # and the modern generation over stdio too
+        found["auto"] = await _describe(client)
+    assert over_http == over_stdio
+    expected = f"Gemini response:\n{echo_text('same answer?')}\n\n🧵 conversationId: <id>"
+    assert over_http[2]["content"][0]["text"].startswith(expected)
+    assert not over_http[2].get("isError")
+    # Both protocol generations are served over stdio.
     assert found["legacy"][0] == LEGACY and found["auto"][0] == MODERN
     assert (
         found["legacy"][1:]
@@ -93,39 +87,45 @@ async def test_both_protocol_generations_are_served_over_stdio(relay: Relay) -> 
     )
 
 
-@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
-async def test_a_client_of_an_older_revision_gets_its_revision_and_the_instructions(relay: Relay, version: str) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}},
-    }
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    with http_server(relay) as server:
-        async with httpx2.AsyncClient(timeout=EVENT_TIMEOUT) as http:
-            response = await http.post(server.url, json=init, headers={**headers, **server.headers()})
-    assert response.status_code == 200
-    data = json.loads(next(line[5:] for line in response.text.splitlines() if line.startswith("data:")))
-    assert data["result"]["protocolVersion"] == version
-    assert data["result"]["instructions"] == instructions_for(DEFAULT_TOOLS, GEMINI)
-
-
-async def test_the_discover_result_carries_the_instructions_with_the_jobs_lines_when_jobs_are_on(relay: Relay) -> None:
-    with http_server(relay, GEMINI_RELAY_TOOLSETS="jobs") as server:
-        async with server.client(mode="auto") as client:
-            discovered = await client.session.discover()
-    assert discovered.instructions is not None
-    assert "gemini-wait" in discovered.instructions and "gemini-status" in discovered.instructions
-
-
-async def test_the_token_lets_the_sdk_client_in_and_its_absence_keeps_it_out(relay: Relay) -> None:
-    with http_server(relay, token="tok-123") as server:
-        async with server.client() as client:
-            assert text_of(await client.call_tool("gemini-ping", {})) == "Pong!"
+async def test_both_protocol_generations_are_served_on_one_http_server_at_once_to_a_client_with_the_token(
+    relay: Relay,
+) -> None:
+    expected_tools = [t.name for t in DEFAULT_TOOLS]
+    instructions = instructions_for(DEFAULT_TOOLS, GEMINI)
+    with http_server(relay, token="tok-123") as server:  # the SDK client presents the configured token
+        async with server.client(mode="legacy") as legacy, server.client(mode="auto") as modern:
+            old, new = await _describe(legacy), await _describe(modern)
+            again = await _describe(legacy)  # the legacy session survives the stateless client's requests
         with pytest.raises(BaseException):  # noqa: B017 - a 401 surfaces however the SDK wraps it
             async with server.client(token="wrong") as client:
                 await client.call_tool("gemini-ping", {})
+    assert old == (LEGACY, instructions, expected_tools, "gen")
+    assert new == (MODERN, instructions, expected_tools, "gen")
+    assert again == old
+
+
+async def test_a_client_of_an_older_revision_gets_its_revision_and_the_instructions(relay: Relay) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    answered = {}
+    with http_server(relay) as server:
+        async with httpx2.AsyncClient(timeout=EVENT_TIMEOUT) as http:
+            for version in ("2025-06-18", "2025-11-25"):
+                init = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": version,
+                        "capabilities": {},
+                        "clientInfo": {"name": "old", "version": "1"},
+                    },
+                }
+                response = await http.post(server.url, json=init, headers={**headers, **server.headers()})
+                assert response.status_code == 200
+                answered[version] = json.loads(next(x[5:] for x in response.text.splitlines() if x.startswith("data:")))
+    for version, data in answered.items():
+        assert data["result"]["protocolVersion"] == version
+        assert data["result"]["instructions"] == instructions_for(DEFAULT_TOOLS, GEMINI)
 
 
 def _jobs(relay: Relay) -> list[Path]:
@@ -189,17 +189,13 @@ async def test_shutdown_after_the_grace_leaves_the_running_job_to_finish_on_its_
     assert status["state"] == "done" and status["result"] == "".join(SLOW_CHUNKS)
 
 
-def test_sigterm_stops_an_idle_http_server_at_once_with_exit_code_0(relay: Relay) -> None:
-    with http_server(relay) as server:
-        assert server.stop() == 0  # the fixture's stop is SIGTERM with a bounded wait
-
-
 async def test_a_misconfigured_http_server_comes_up_and_explains_itself(relay: Relay) -> None:
     said = "GEMINI_MCP_BACKEND='gemni' is not one of:"
     with http_server(relay, GEMINI_MCP_BACKEND="gemni") as server:
         async with server.client() as client:
             instructions = client.instructions or ""
             ask = await client.call_tool("gemini-ask", {"prompt": "hi"})
+        assert server.stop() == 0  # SIGTERM stops the idle server at once (the fixture's stop: a bounded wait)
     assert instructions.startswith("⚠️ gemini-relay is misconfigured") and said in instructions
     assert ask.is_error and said in text_of(ask)
     assert f"gemini-relay: {said}" in relay.stderr()
