@@ -1,4 +1,5 @@
-"""The tools on the agy backend, through the MCP client over stdio and the project's fake agy."""
+"""The tools on the agy backend, through the MCP client over stdio and the project's fake agy. With the backend unset
+and no agy, the Gemini CLI is chosen and said: tests/inmemory/test_first_reply.py."""
 
 from __future__ import annotations
 
@@ -100,12 +101,17 @@ async def test_gemini_cancel_stops_a_queued_and_a_running_agy_call(agy_relay: Re
 
 
 async def test_models_lists_agy_ids_with_labels(agy_relay: Relay) -> None:
+    (agy_relay.project / ".agents" / "agents" / "reviewer").mkdir(parents=True)
+    (agy_relay.project / ".agents" / "agents" / "reviewer" / "agent.md").write_text("# reviewer\n", encoding="utf-8")
     async with agy_relay.client() as client:
         result = await client.call_tool("gemini-models", {})
     text = text_of(result)
     assert "- gemini-3.1-pro-high — Gemini 3.1 Pro (High)" in text
     assert "pro → gemini-3.1-pro-high" in text
     assert "⚠️" not in text
+    # and agy's agents of this project, by name
+    assert "Agents — pass the name as `agent`:\n- reviewer" in text
+    assert result.structured_content is not None and result.structured_content["agents"] == ["reviewer"]
 
 
 async def test_models_falls_back_to_the_built_in_list_with_a_notice(agy_relay: Relay) -> None:
@@ -149,12 +155,16 @@ async def test_image_is_saved_inside_the_project_and_embedded(agy_relay: Relay) 
             "gemini-image", {"prompt": "[[agy:image]] a red square", "outputPath": "art/square.png"}
         )
         escape = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "outputPath": "../out.png"})
+        keyed = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "idempotencyKey": "k"})
     text = text_of(result)
     target = (agy_relay.project / "art" / "square.png").resolve()
     assert not result.is_error, text
     assert f"]({target.as_uri()})" in text and f"Saved to: {target}" in text
     assert target.read_bytes().startswith(b"\x89PNG")
     assert escape.is_error and not (agy_relay.base / "out.png").exists()
+    # the media job controls are the Gemini API's: agy refuses them, saying so
+    assert keyed.is_error
+    assert "async, maxWaitMs and idempotencyKey apply when the Gemini API makes the image" in text_of(keyed)
 
 
 async def test_with_the_backend_unset_agy_on_path_is_chosen_and_the_first_reply_says_so(relay: Relay) -> None:
@@ -169,13 +179,6 @@ async def test_with_the_backend_unset_agy_on_path_is_chosen_and_the_first_reply_
     )
     assert text_of(first).endswith("\n\nPong!")
     assert text_of(second).startswith("Gemini response:\nHello from fake agy!")
-
-
-async def test_with_the_backend_unset_and_no_agy_the_gemini_cli_is_used_and_said(relay: Relay) -> None:
-    async with relay.client(GEMINI_MCP_BACKEND=None) as client:
-        first = await client.call_tool("gemini-ask", {"prompt": "hi"})
-    assert text_of(first).startswith("⚠️ Using the gemini backend (Gemini CLI) because GEMINI_MCP_BACKEND is unset")
-    assert "Hello from fake Gemini!" in text_of(first)
 
 
 async def test_an_explicit_agy_path_that_does_not_exist_is_explained_by_the_server_it_starts(relay: Relay) -> None:

@@ -1,4 +1,5 @@
-"""The api backend through the MCP client: GEMINI_MCP_BACKEND=api answers through google-genai, with no Node."""
+"""The api backend through the MCP client: GEMINI_MCP_BACKEND=api answers through google-genai, with no Node. A
+malformed conversationId refused on it and on the CLI's backend: tests/inmemory/test_conversation_ids.py."""
 
 from __future__ import annotations
 
@@ -18,11 +19,6 @@ CONVERSATION = re.compile(r"🧵 conversationId: (\S+)")
 def api(relay: Relay, state: Path) -> dict[str, str]:
     # No GEMINI_CLI_PATH and an empty PATH for binaries: nothing but google-genai can answer.
     return {"GEMINI_MCP_BACKEND": "api", "GEMINI_CLI_PATH": None, "GEMINI_RELAY_STATE_DIR": str(state)}  # type: ignore[dict-item]
-
-
-def job_dirs(state: Path) -> list[Path]:
-    jobs = state / "jobs"
-    return sorted(p for p in jobs.iterdir() if p.is_dir()) if jobs.is_dir() else []
 
 
 async def test_ask_on_the_api_backend_answers_through_google_genai_and_continues_its_conversation(
@@ -55,21 +51,3 @@ async def test_models_doctor_and_help_answer_for_the_api_backend(relay: Relay, t
     assert "## Gemini API (google-genai)" in doctor and "Active backend: api" in doctor
     assert "dummy" not in doctor  # the key is never shown
     assert not help_.is_error
-
-
-@pytest.mark.parametrize(
-    "conversation_id",
-    ["abc-123 (copied with the rest of the 🧵 line)", "../../etc/passwd", "x" * 5000, "a\x00b", "-rf"],
-)
-async def test_a_malformed_conversation_id_is_a_validation_error_and_creates_no_job(
-    relay: Relay, tmp_path: Path, conversation_id: str
-) -> None:
-    state = tmp_path / "state"
-    for overrides in (api(relay, state), {"GEMINI_RELAY_STATE_DIR": str(state)}):
-        async with relay.client(**overrides) as client:
-            result = await client.call_tool("gemini-ask", {"prompt": "p", "conversationId": conversation_id})
-        assert result.is_error
-        expected = "Error executing gemini-ask: Invalid arguments for gemini-ask: conversationId:"
-        assert text_of(result).startswith(expected)
-        assert job_dirs(state) == []
-    assert relay.main_requests() == []

@@ -1,6 +1,10 @@
-"""Per-call controls on every backend, end to end: continueLatest continues the newest conversation of the project
-(the Gemini CLI cold and warm, the API, agy through its fake) and timeoutSeconds ends a run that outlives it, saying
-which limit it hit. The in-memory tier (tests/inmemory/test_controls.py) covers the refusals and every tool."""
+"""Per-call controls end to end, on the upstreams whose process they reach: continueLatest continues the newest
+conversation the warm Gemini CLI or agy (through its fake) lists and resumes; timeoutSeconds stops a stalled cold or
+warm CLI, saying which limit it hit (agy stopped at its deadline: tests/test_server_agy.py); images reach the model
+through the warm CLI and are refused by the cold CLI and agy. The cold CLI lists its conversations as the warm one
+does and resumes an id in tests/test_server_ask.py. The in-memory tier covers the tool logic once and the api backend
+on the emulator (tests/inmemory/test_controls.py, test_images.py, test_media.py); agy's agents and its image job
+controls: tests/test_server_agy.py."""
 
 from __future__ import annotations
 
@@ -16,7 +20,6 @@ from tests.test_server_surface import text_of
 pytestmark = pytest.mark.anyio
 
 THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+)")
-BACKENDS = ["cli-cold", "cli-warm", "api", "agy"]
 
 
 def env_for(relay: Relay, backend: str, tmp_path: Path) -> dict[str, str]:
@@ -34,8 +37,8 @@ def thread_of(text: str) -> str:
     return found.group(1)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-async def test_continue_latest_continues_the_newest_conversation_on_every_backend(
+@pytest.mark.parametrize("backend", ["cli-warm", "agy"])
+async def test_continue_latest_continues_the_newest_conversation_the_upstream_lists(
     relay: Relay, backend: str, tmp_path: Path
 ) -> None:
     async with relay.client(**env_for(relay, backend, tmp_path)) as client:
@@ -48,11 +51,11 @@ async def test_continue_latest_continues_the_newest_conversation_on_every_backen
     assert thread_of(text_of(result)) == newest
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_run_past_its_timeout_seconds_fails_naming_that_limit_on_every_backend(
+@pytest.mark.parametrize("backend", ["cli-cold", "cli-warm"])
+async def test_a_run_past_its_timeout_seconds_stops_the_cli_naming_that_limit(
     relay: Relay, backend: str, tmp_path: Path
 ) -> None:
-    stall = "[[agy:hang]] wait" if backend == "agy" else "[[fake:stall]] wait"
+    stall = "[[fake:stall]] wait"
     async with relay.client(**env_for(relay, backend, tmp_path)) as client:
         result = await client.call_tool("gemini-ask", {"prompt": stall, "timeoutSeconds": 2})
     assert result.is_error
@@ -80,7 +83,7 @@ def _inline(part: dict[str, object]) -> bool:
     return "inlineData" in part or "inline_data" in part
 
 
-@pytest.mark.parametrize("backend", ["api", "cli-warm"])
+@pytest.mark.parametrize("backend", ["cli-warm"])
 async def test_images_reach_the_model_on_the_backends_that_see_images(
     relay: Relay, backend: str, tmp_path: Path
 ) -> None:
@@ -105,60 +108,3 @@ async def test_images_are_refused_with_the_reason_on_backends_that_cannot_see_th
         result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
     assert result.is_error
     assert "takes text prompts only" in text_of(result) and "GEMINI_RELAY_WARM=on" in text_of(result)
-
-
-async def test_an_image_outside_the_project_is_refused(relay: Relay, tmp_path: Path) -> None:
-    (relay.base / "outside.png").write_bytes(PNG)
-    async with relay.client(**env_for(relay, "api", tmp_path)) as client:
-        result = await client.call_tool("gemini-ask", {"prompt": "x", "images": ["../outside.png"]})
-        private = await client.call_tool("gemini-ask", {"prompt": "x", "images": ["https://127.0.0.1/a.png"]})
-    assert result.is_error and "resolves outside" in text_of(result), text_of(result)
-    assert private.is_error and "Refusing image URL https://127.0.0.1/a.png" in text_of(private), text_of(private)
-    assert inline_images(relay) == []
-
-
-def image_facts(result: object) -> dict[str, object]:
-    data = getattr(result, "structured_content", None)
-    assert isinstance(data, dict), result
-    return data
-
-
-async def test_gemini_image_through_the_api_takes_the_media_job_controls_and_a_repeated_key_bills_once(
-    relay: Relay, tmp_path: Path
-) -> None:
-    args = {"prompt": "a blue circle", "idempotencyKey": "image-retry-1"}
-    async with relay.client(**env_for(relay, "api", tmp_path)) as client:  # the default toolset only
-        first = await client.call_tool("gemini-image", args)
-        second = await client.call_tool("gemini-image", args)
-        billed = relay.api.media.generation_count("image")
-        started = await client.call_tool("gemini-image", {"prompt": "a green square", "async": True})
-    assert not first.is_error and not second.is_error, text_of(second)
-    assert image_facts(second)["reused"] is True and image_facts(second)["files"] == image_facts(first)["files"]
-    assert billed == 1
-    assert not started.is_error, text_of(started)
-    assert image_facts(started)["job_id"] and text_of(started).startswith("Started as a job")
-
-
-async def test_gemini_image_on_agy_refuses_the_job_controls_with_the_reason(relay: Relay, tmp_path: Path) -> None:
-    async with relay.client(**env_for(relay, "agy", tmp_path)) as client:
-        result = await client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "idempotencyKey": "k"})
-    assert result.is_error
-    assert "async, maxWaitMs and idempotencyKey apply when the Gemini API makes the image" in text_of(result)
-
-
-async def test_gemini_models_lists_agys_agents(relay: Relay, tmp_path: Path) -> None:
-    (relay.project / ".agents" / "agents" / "reviewer").mkdir(parents=True)
-    (relay.project / ".agents" / "agents" / "reviewer" / "agent.md").write_text("# reviewer\n", encoding="utf-8")
-    async with relay.client(**env_for(relay, "agy", tmp_path)) as client:
-        result = await client.call_tool("gemini-models", {})
-    assert not result.is_error, text_of(result)
-    assert "Agents — pass the name as `agent`:\n- reviewer" in text_of(result)
-    assert image_facts(result)["agents"] == ["reviewer"]
-
-
-@pytest.mark.parametrize("backend", ["cli-cold", "api"])
-async def test_gemini_models_says_a_backend_without_agents_has_none(relay: Relay, backend: str, tmp_path: Path) -> None:
-    async with relay.client(**env_for(relay, backend, tmp_path)) as client:
-        result = await client.call_tool("gemini-models", {})
-    assert "Agents: this backend has no agents" in text_of(result)
-    assert image_facts(result)["agents"] is None

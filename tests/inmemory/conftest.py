@@ -26,6 +26,7 @@ from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.server.relay import RelayServer
+from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.inmemory.scripted import ScriptedBackend
 
 _SPAWN_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system"})
@@ -132,3 +133,15 @@ def text_of(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return block.text
+
+
+@pytest.fixture
+def emulator() -> Iterator[FakeGeminiApi]:
+    """The project's Gemini API emulator, on a thread of this process (google-genai reaches it over HTTP)."""
+    with FakeGeminiApi() as fake:
+        yield fake
+
+
+def on_the_api(api: FakeGeminiApi, **more: str) -> dict[str, str]:
+    """The overrides that serve the real api backend (google-genai) from `api`: the model calls go over HTTP."""
+    return {"GEMINI_MCP_BACKEND": "api", "GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": api.base_url, **more}

@@ -1,25 +1,37 @@
 """ScriptedBackend: a real Backend (the protocol in backends/base.py) whose runs play scripts instead of an upstream.
 
 Each run takes the next queued Script (or, with none queued, echoes the prompt): SessionStarted, the script's deltas,
-then Finished — or its error. A script can hold the run open on an anyio.Event the test sets when it has seen what it
-waits for (a progress keepalive), so nothing sleeps. Every RunSpec it was given is kept, in order, in `specs`.
+its other events (notices, tool calls), then Finished — or its error. A script can hold the run open on an
+anyio.Event the test sets when it has seen what it waits for (a progress keepalive), so nothing sleeps. Every
+RunSpec it was given is kept, in order, in `specs`.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import anyio
 
+from gemini_relay.backends.agy.image import SAVED_NAME_BYTES, image_prompt, save_generated_image
 from gemini_relay.backends.asking import Answer, Question, current_asker
-from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing
+from gemini_relay.backends.capabilities import (
+    Conversation,
+    ConversationRows,
+    DoctorSection,
+    ImageRequest,
+    ModelListing,
+    SavedImage,
+)
 from gemini_relay.backends.checks import check_text_only
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, TextDelta, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
+from gemini_relay.streams.transcript import Transcript
+from tests.fakes.fake_gemini_api import TINY_PNG
 
 USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=3, total_tokens=23)
 HOLD_BOUND = 10.0  # a held run waits at most this long for its release
@@ -31,6 +43,7 @@ class Script:
     error: RunFailed | None = None  # raised after the deltas instead of finishing
     hold: anyio.Event | None = None  # after the deltas, wait for this before finishing
     ask: Question | None = None  # after the deltas, ask the run's caller this (as the warm CLI's permission request)
+    events: Sequence[AgentEvent] = ()  # after the deltas, these as the upstream sent them (notices, tool calls)
 
 
 def answer(text: str, *, pieces: int = 1) -> Script:
@@ -104,6 +117,8 @@ class ScriptedBackend:
         yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")
         for delta in script.deltas:
             yield TextDelta(delta)
+        for event in script.events:
+            yield event
         if script.ask is not None:
             got = await current_asker().ask(script.ask)
             self.answers.append(got)
@@ -114,3 +129,30 @@ class ScriptedBackend:
         if script.error is not None:
             raise script.error
         yield Finished(ok=True, status="SUCCESS", usage=USAGE, num_turns=self._sessions[session], session_id=session)
+
+
+@dataclass
+class ScriptedImageBackend(ScriptedBackend):
+    """A scripted backend whose agent makes image files itself, as agy does (capabilities.SavesImages): after an image
+    run its conversation folder under `agent_state` holds a PNG, and save_image copies it with agy's own code
+    (backends/agy/image.py: the search of that folder, the jail and the link-safe write). What agy itself leaves
+    there is tests/test_server_agy.py's."""
+
+    project_root: Path = Path("/nonexistent")
+    agent_state: Path = Path("/nonexistent")
+
+    saved_name_bytes: int = SAVED_NAME_BYTES
+    image_prompt = staticmethod(image_prompt)
+
+    async def save_image(self, record: Transcript, request: ImageRequest, *, since: float) -> SavedImage:
+        folder = self.agent_state / "brain" / (record.session_id or "no-session")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "generated_image_1.png").write_bytes(TINY_PNG)
+        jail = {"project_root": self.project_root, **asdict(request)}  # where it goes, and the shape asked for
+        return save_generated_image(
+            state_dir=self.agent_state,
+            conversation_id=record.session_id,
+            since=since,
+            response_text=record.text,
+            **jail,
+        )

@@ -1,6 +1,7 @@
 """Per-call controls, in memory: timeoutSeconds is the run's deadline on every run-shaping tool, bounded by the
 server's GEMINI_MCP_TIMEOUT (shown as the schema's maximum) and named when it ends a run; continueLatest continues
-the newest conversation of this project and is refused when there is none or with an explicit id."""
+the newest conversation of this project and is refused when there is none or with an explicit id. The api backend
+(google-genai on the emulator) is served here too: its conversations are the relay's own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.inmemory.conftest import InMemory, text_of
+from tests.fakes.fake_gemini_api import FakeGeminiApi
+from tests.inmemory.conftest import InMemory, on_the_api, text_of
 from tests.inmemory.scripted import Script
 
 pytestmark = pytest.mark.anyio
@@ -132,3 +134,27 @@ async def test_gemini_run_continues_the_latest_conversation_too(relay: InMemory)
     first, second = relay.backend.specs
     assert first.conversation_id is None and second.conversation_id is not None
     assert second.timeout_seconds == 30
+
+
+async def test_on_the_api_backend_continue_latest_continues_the_relays_newest_conversation(
+    relay: InMemory, emulator: FakeGeminiApi
+) -> None:
+    async with relay.client(**on_the_api(emulator)) as client:
+        refused = await client.call_tool("gemini-ask", {"prompt": "hello", "continueLatest": True})
+        await client.call_tool("gemini-ask", {"prompt": "older thread"})
+        newest = text_of(await client.call_tool("gemini-ask", {"prompt": "newest thread"}))
+        result = await client.call_tool("gemini-ask", {"prompt": "and again", "continueLatest": True})
+    assert refused.is_error and "continueLatest: no saved" in text_of(refused), text_of(refused)
+    assert not result.is_error, text_of(result)
+    thread = newest.rsplit("conversationId: ", 1)[1].split()[0]
+    assert f"conversationId: {thread} " in text_of(result)
+
+
+async def test_on_the_api_backend_a_stalled_answer_past_its_timeout_seconds_fails_naming_that_limit(
+    relay: InMemory, emulator: FakeGeminiApi
+) -> None:
+    async with relay.client(**on_the_api(emulator)) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]] wait", "timeoutSeconds": 1})
+    assert result.is_error
+    text = text_of(result)
+    assert "timed out after 1s" in text and "The limit hit was this call's timeoutSeconds (1 s)." in text, text

@@ -72,6 +72,21 @@ def test_an_explicit_backend_is_known_by_any_of_its_spellings_and_a_misspelling_
     assert answers.backend("agy", {"AGY_CLI_PATH": "/nonexistent/agy"}) is None  # and so a missing explicit binary
 
 
+def test_the_warm_cli_is_booted_early_only_when_its_binary_is_there_and_no_explicit_binary_is_missing(
+    tmp_path: Path,
+) -> None:
+    answers = shipped()
+    gemini = tmp_path / "gemini"
+    gemini.write_text("#!/bin/sh\n")
+    gemini.chmod(0o755)
+    assert answers.binary_found("gemini", {"GEMINI_CLI_PATH": str(gemini)})
+    assert answers.binary_found("gemini", {"PATH": str(tmp_path)})  # its default name on PATH
+    assert not answers.binary_found("gemini", {"PATH": str(tmp_path / "empty")})
+    # A server that refuses every run (another backend's explicit binary is missing) warms nothing.
+    assert not answers.binary_found("gemini", {"GEMINI_CLI_PATH": str(gemini), "AGY_CLI_PATH": "/nonexistent/agy"})
+    assert not answers.binary_found("api", {"GEMINI_API_KEY": "k"})  # no binary to boot
+
+
 async def test_versions_outside_the_handshake_get_what_the_sdk_negotiates(tmp_path: Path) -> None:
     answers = shipped()
     server = relay_server(settings_for(frozenset(), False, tmp_path))

@@ -1,0 +1,79 @@
+"""The `images` argument in memory: on the api backend (google-genai on the emulator) each image reaches the model as
+an inline part of gemini-ask and gemini-plan; an image outside the project or a private URL is refused before any
+request; a backend that takes text only refuses images, saying why and what would see them. gemini-models says
+whether the backend has agents. The real warm CLI sending an image: tests/test_server_controls.py."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from tests.fakes.fake_gemini_api import FakeGeminiApi
+from tests.inmemory.conftest import InMemory, on_the_api, text_of
+
+pytestmark = pytest.mark.anyio
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d"
+    "0000000049454e44ae426082"
+)
+
+
+def inline_images(api: FakeGeminiApi) -> list[dict[str, object]]:
+    """The inline image parts of every generate request the emulator saw."""
+    found: list[dict[str, object]] = []
+    for request in api.requests:
+        body = request.body if isinstance(request.body, dict) else {}
+        for content in body.get("contents", []):
+            found += [p.get("inlineData") or p["inline_data"] for p in content.get("parts", []) if _inline(p)]
+    return found
+
+
+def _inline(part: dict[str, object]) -> bool:
+    return "inlineData" in part or "inline_data" in part
+
+
+async def test_on_the_api_backend_images_reach_the_model_from_ask_and_plan(
+    relay: InMemory, emulator: FakeGeminiApi
+) -> None:
+    (relay.project / "shot.png").write_bytes(PNG)
+    async with relay.client(**on_the_api(emulator)) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
+        plan = await client.call_tool("gemini-plan", {"task": "draw it", "images": ["shot.png"]})
+    assert not result.is_error, text_of(result)
+    assert not plan.is_error, text_of(plan)
+    sent = inline_images(emulator)
+    assert len(sent) == 2 and all((p.get("mimeType") or p.get("mime_type")) == "image/png" for p in sent), sent
+    assert {p["data"] for p in sent} == {base64.b64encode(PNG).decode()}
+
+
+async def test_an_image_outside_the_project_or_at_a_private_url_is_refused(
+    relay: InMemory, emulator: FakeGeminiApi
+) -> None:
+    (relay.base / "outside.png").write_bytes(PNG)
+    async with relay.client(**on_the_api(emulator)) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "x", "images": ["../outside.png"]})
+        private = await client.call_tool("gemini-ask", {"prompt": "x", "images": ["https://127.0.0.1/a.png"]})
+    assert result.is_error and "resolves outside" in text_of(result), text_of(result)
+    assert private.is_error and "Refusing image URL https://127.0.0.1/a.png" in text_of(private), text_of(private)
+    assert inline_images(emulator) == []
+
+
+async def test_a_text_only_backend_refuses_images_with_the_reason(relay: InMemory) -> None:
+    (relay.project / "shot.png").write_bytes(PNG)
+    async with relay.client() as client:  # the scripted backend refuses what every text-only backend refuses
+        result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
+    assert result.is_error
+    assert "takes text prompts only" in text_of(result) and "GEMINI_RELAY_WARM=on" in text_of(result)
+    assert relay.backend.specs == []
+
+
+@pytest.mark.parametrize("backend", ["scripted", "api"])
+async def test_gemini_models_says_a_backend_without_agents_has_none(
+    relay: InMemory, emulator: FakeGeminiApi, backend: str
+) -> None:
+    async with relay.client(**(on_the_api(emulator) if backend == "api" else {})) as client:
+        result = await client.call_tool("gemini-models", {})
+    assert "Agents: this backend has no agents" in text_of(result)
+    assert result.structured_content is not None and result.structured_content["agents"] is None
