@@ -102,6 +102,10 @@ class Relay:
         """The agent-turn requests the CLI sent (router and title calls excluded)."""
         return [r for r in self.api.requests if r.kind == "main"]
 
+    def turn_requests(self) -> list[LoggedRequest]:
+        """The answer requests of either upstream: the CLI's agent turns and the api backend's plain calls."""
+        return [r for r in self.api.requests if r.kind in ("main", "plain")]
+
 
 def cli_processes(home: Path) -> list[int]:
     """Live CLI children of this test's server (only children get NO_COLOR=1 from the relay)."""
@@ -236,12 +240,33 @@ def install_fake_agy(bin_dir: Path, log: Path, **knobs: str) -> Path:
     return agy
 
 
+# The api backend (google-genai against the same emulator) runs inside the relay host or server: no CLI boots. For
+# end-to-end tests of processes (servers, hosts, jobs outliving them) where the Gemini CLI is not what is tested.
+API_BACKEND = {"GEMINI_MCP_BACKEND": "api"}
+
+
 @pytest.fixture
 def agy_relay(relay: Relay) -> Relay:
     """The same world, served by the agy backend through the project's fake agy."""
     agy = install_fake_agy(relay.base / "bin", relay.base / "fake-agy.log")
     relay.env.update({"GEMINI_MCP_BACKEND": "agy", "AGY_CLI_PATH": str(agy)})
     return relay
+
+
+def agy_log(relay: Relay) -> list[dict[str, object]]:
+    """The fake agy's log of this world: one entry per start (its argv, pid, process group), stdin read, grandchild."""
+    path = relay.base / "fake-agy.log"
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.endswith("}")]  # a line being written is skipped
+
+
+async def wait_agy_runs(relay: Relay, count: int = 1, timeout: float = LEFTOVER_TIMEOUT) -> None:
+    """Wait (bounded) until the fake agy has started `count` runs (`-p`), not counting its probes."""
+    with anyio.fail_after(timeout):
+        while len([e for e in agy_log(relay) if e.get("event") == "start" and "-p" in str(e["argv"])]) < count:
+            await anyio.sleep(0.02)
 
 
 CHUNK_FOOTER = re.compile(r"\n\n---\nResponse chunk (\d+)/(\d+)\nCache key: ([0-9a-f]{8})\n")

@@ -29,7 +29,7 @@ LEGACY = "2025-11-25"
 
 class TaskClient:
     def __init__(
-        self, process: Process, version: str, extension: bool, capabilities: dict[str, Any] | None = None
+        self, process: Process, version: str, extension: bool = True, capabilities: dict[str, Any] | None = None
     ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
@@ -110,12 +110,18 @@ async def task_client(
     )
     try:
         client = TaskClient(process, version, extension, capabilities)
-        if version != MODERN:
-            caps: dict[str, Any] = {"tasks": {"list": {}, "cancel": {}}}
-            init = {"protocolVersion": version, "capabilities": caps, "clientInfo": {"name": "raw", "version": "1"}}
-            client.initialize = await client.result("initialize", init)
-            assert process.stdin is not None
-            await process.stdin.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        await handshake(client)
         yield client
     finally:
         await stop(process)  # stdin closed: the client is gone, the server detaches its jobs and exits
+
+
+async def handshake(client: TaskClient) -> None:
+    """The legacy generation's initialize handshake (the modern one has none: each request carries its `_meta`)."""
+    if client.version == MODERN:
+        return
+    caps: dict[str, Any] = {"tasks": {"list": {}, "cancel": {}}}
+    init = {"protocolVersion": client.version, "capabilities": caps, "clientInfo": {"name": "raw", "version": "1"}}
+    client.initialize = await client.result("initialize", init)
+    assert client.process.stdin is not None
+    await client.process.stdin.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')

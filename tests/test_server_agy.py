@@ -3,28 +3,19 @@ and no agy, the Gemini CLI is chosen and said: tests/inmemory/test_first_reply.p
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import anyio
 import pytest
 
-from tests.harness import Relay, install_fake_agy, wait_no_cli_processes
+from tests.harness import Relay, agy_log, install_fake_agy, wait_agy_runs, wait_no_cli_processes
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
 
 THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+) ")
 LEAKS = ("my-gcp-proj-4711", "europe-west4")  # the fake leaks these in AGY_ERROR short_error
-
-
-def agy_log(relay: Relay) -> list[dict[str, object]]:
-    path = relay.base / "fake-agy.log"
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.endswith("}")]  # a line being written is skipped
 
 
 async def test_ask_on_agy_answers_with_a_conversation_id_that_continues(agy_relay: Relay) -> None:
@@ -101,9 +92,7 @@ async def test_gemini_cancel_stops_a_queued_and_a_running_agy_call(agy_relay: Re
 
             tg.start_soon(hung)
             tg.start_soon(hung)  # agy runs one at a time: this one waits in the queue
-            with anyio.fail_after(20):
-                while not [e for e in agy_log(agy_relay) if e.get("event") == "start" and "-p" in str(e["argv"])]:
-                    await anyio.sleep(0.05)
+            await wait_agy_runs(agy_relay)
             cancelled = await client.call_tool("gemini-cancel", {})
         await wait_no_cli_processes(agy_relay.home)
     assert text_of(cancelled) == "Cancelled 2 run(s)."

@@ -14,13 +14,21 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
-from tests.harness import Relay, install_fake_agy, processes_using, wait_no_cli_processes
+from tests.fakes.fake_gemini_api import SLOW_CHUNKS
+from tests.harness import (
+    API_BACKEND,
+    Relay,
+    install_fake_agy,
+    processes_using,
+    wait_agy_runs,
+    wait_no_cli_processes,
+)
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
 
 JOBS = {"GEMINI_RELAY_TOOLSETS": "jobs"}
+API_JOBS = {**JOBS, **API_BACKEND}  # these tests are about jobs and processes, not the CLI: no CLI boots
 
 
 async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +50,7 @@ def server_pids(relay: Relay) -> list[int]:
 
 
 async def test_run_answers_at_once_and_wait_collects_the_whole_answer(relay: Relay) -> None:
-    async with relay.client(**JOBS) as client:
+    async with relay.client(**API_JOBS) as client:
         tools = [t.name for t in (await client.list_tools()).tools]
         started = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.3]] hello"})
         done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
@@ -60,12 +68,12 @@ async def test_run_answers_at_once_and_wait_collects_the_whole_answer(relay: Rel
 
 async def test_a_job_survives_its_server_being_killed_and_a_new_server_collects_it(relay: Relay) -> None:
     with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server, however it surfaces
-        async with relay.client(**JOBS) as client:
+        async with relay.client(**API_JOBS) as client:
             started = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.4]] survive"})
             for pid in server_pids(relay):
                 os.kill(pid, signal.SIGKILL)
             await client.call_tool("gemini-ping", {})
-    async with relay.client(**JOBS) as client:
+    async with relay.client(**API_JOBS) as client:
         done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
     assert done["state"] == "done"
     assert done["result"] == "".join(SLOW_CHUNKS)
@@ -90,7 +98,7 @@ def send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
 
 
 async def test_a_sync_call_whose_client_vanishes_finishes_and_stays_collectable(relay: Relay) -> None:
-    proc = raw_server(relay, **JOBS)
+    proc = raw_server(relay, **API_JOBS)
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     send(proc, {"id": 1, "method": "initialize", "params": init})
     send(proc, {"method": "notifications/initialized"})
@@ -100,95 +108,47 @@ async def test_a_sync_call_whose_client_vanishes_finishes_and_stays_collectable(
     assert proc.stdin is not None
     proc.stdin.close()  # the client is gone: stdin closed, no notifications/cancelled
     await anyio.to_thread.run_sync(proc.wait, 60.0)  # a bound on a hang: the server finishes its call first
-    async with relay.client(**JOBS) as client:
+    async with relay.client(**API_JOBS) as client:
         listed = await call_json(client, "gemini-jobs", {})
         job = listed["jobs"][0]
         done = await call_json(client, "gemini-wait", {"jobId": job["job_id"]})
     assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
 
 
-async def test_an_explicit_mcp_cancel_still_stops_the_job(relay: Relay) -> None:
-    async with relay.client(**JOBS) as client:
+async def test_an_explicit_mcp_cancel_still_stops_the_job(agy_relay: Relay) -> None:
+    async with agy_relay.client(**JOBS) as client:
         async with anyio.create_task_group() as tg:
 
             async def ask() -> None:
-                await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
+                await client.call_tool("gemini-ask", {"prompt": "[[agy:hang]] hold on"})
 
             tg.start_soon(ask)
-            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1)
+            await wait_agy_runs(agy_relay)  # its CLI runs
             tg.cancel_scope.cancel()  # the client sends notifications/cancelled
-        await wait_no_cli_processes(relay.home)
+        await wait_no_cli_processes(agy_relay.home)
         with anyio.fail_after(20):
             while (await call_json(client, "gemini-jobs", {}))["jobs"][0]["state"] != "cancelled":
                 await anyio.sleep(0.05)
 
 
-async def test_the_same_idempotency_key_returns_the_same_job_and_another_request_is_refused(relay: Relay) -> None:
-    async with relay.client(**JOBS) as client:
-        first = await call_json(client, "gemini-run", {"prompt": "once", "idempotencyKey": "k-1"})
-        again = await call_json(client, "gemini-run", {"prompt": "once", "idempotencyKey": "k-1"})
-        other = await client.call_tool("gemini-run", {"prompt": "something else", "idempotencyKey": "k-1"})
-        await call_json(client, "gemini-wait", {"jobId": first["job_id"]})
-    assert again["job_id"] == first["job_id"]
-    assert other.is_error and "already bound to a different request" in text_of(other)
-    assert len(relay.main_requests()) == 1
-
-
 async def test_continuing_a_conversation_that_is_running_is_refused_across_servers(relay: Relay) -> None:
-    async with relay.client(**JOBS) as first:
+    async with relay.client(**API_JOBS) as first:
         seed = await call_json(first, "gemini-run", {"prompt": "seed"})
         await call_json(first, "gemini-wait", {"jobId": seed["job_id"]})
         conversation = seed["conversation_id"]
-        busy = await call_json(
-            first, "gemini-run", {"prompt": "[[fake:slow:0.5]] more", "conversationId": conversation}
-        )
-        async with relay.client(**JOBS) as second:
+        busy = await call_json(first, "gemini-run", {"prompt": "[[fake:stall]] more", "conversationId": conversation})
+        async with relay.client(**API_JOBS) as second:
             refused = await second.call_tool("gemini-run", {"prompt": "clash", "conversationId": conversation})
             fresh = await call_json(second, "gemini-run", {"prompt": "a fresh run is never serialized"})
             await call_json(second, "gemini-wait", {"jobId": fresh["job_id"]})
-        await call_json(first, "gemini-wait", {"jobId": busy["job_id"]})
+        await first.call_tool("gemini-cancel", {"jobId": busy["job_id"]})  # the busy run ends (it stalls until then)
         after = await call_json(first, "gemini-run", {"prompt": "now it is free", "conversationId": conversation})
         await call_json(first, "gemini-wait", {"jobId": after["job_id"]})
     assert refused.is_error and "already has a run in flight" in text_of(refused)
 
 
-async def test_cancel_by_job_id_stops_the_job_and_its_process_group(relay: Relay) -> None:
-    async with relay.client(**JOBS) as client:
-        started = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
-        await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1)
-        cancelled = await client.call_tool("gemini-cancel", {"jobId": started["job_id"]})
-        status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
-        await wait_no_cli_processes(relay.home)
-    assert text_of(cancelled).startswith(f"Cancelled job {started['job_id']} (cancelled")
-    assert status["state"] == "cancelled"
-
-
-async def test_a_killed_supervisor_leaves_an_interrupted_job_with_its_text_and_no_process(relay: Relay) -> None:
-    async with relay.client(**JOBS) as client:
-        started = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
-        job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
-        with anyio.fail_after(20):
-            while (
-                "Partial answer" not in (job_dir / "out.txt").read_text(encoding="utf-8", errors="replace")
-                if (job_dir / "out.txt").exists()
-                else True
-            ):
-                await anyio.sleep(0.05)
-        supervisor = json.loads((job_dir / "supervisor.json").read_text(encoding="utf-8"))
-        os.kill(supervisor["pid"], signal.SIGKILL)
-        with anyio.fail_after(20):
-            while (status := await call_json(client, "gemini-status", {"jobId": started["job_id"]}))["state"] in (
-                "starting",
-                "running",
-            ):
-                await anyio.sleep(0.05)
-        await wait_no_cli_processes(relay.home)
-    assert status["state"] == "failed" and status["failure_reason"] == "interrupted"
-    assert status["partial"] is True and "Partial answer" in status["result"]
-
-
 async def test_a_recycled_pid_is_not_mistaken_for_a_live_supervisor(relay: Relay) -> None:
-    async with relay.client(**JOBS) as client:
+    async with relay.client(**API_JOBS) as client:
         started = await call_json(client, "gemini-run", {"prompt": "quick"})
         await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
         job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
@@ -213,9 +173,3 @@ async def test_an_optional_run_is_refused_when_the_agy_quota_runs_low(agy_relay:
     text = text_of(refused)
     assert refused.is_error and "Refused an optional-priority run" in text
     assert "Gemini Models: low" in text and "10% left" in text and "2099-10-02T16:59:24Z" in text
-
-
-async def test_jobs_answer_through_the_sync_tools_unchanged(relay: Relay) -> None:
-    async with relay.client(**JOBS) as client:
-        result = await client.call_tool("gemini-ask", {"prompt": "plain"})
-    assert text_of(result).startswith(f"Gemini response:\n{echo_text('plain')}\n\n🧵 conversationId: ")

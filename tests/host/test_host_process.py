@@ -26,7 +26,7 @@ from gemini_relay.jobs.host.server import Host
 from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
 from gemini_relay.jobs.store.status import derive_status
 from tests.fakes.fake_gemini_api import echo_text
-from tests.harness import TEST_MODEL, Relay
+from tests.harness import API_BACKEND, TEST_MODEL, Relay
 from tests.host.conftest import host_pids, host_request, host_socket
 from tests.test_server_surface import text_of
 
@@ -118,6 +118,7 @@ async def test_an_idle_host_exits_and_removes_its_socket(tmp_path: Path) -> None
 
 
 async def test_a_host_of_another_version_is_drained_and_replaced(hosted: Relay) -> None:
+    hosted.env.update(API_BACKEND)  # the host's life is tested, not the CLI's
     async with old_host(hosted) as old:
         assert host_request(hosted, {"op": "status"}, version="0.0.0-old")[1]["version"] == "0.0.0-old"
         async with hosted.client() as client:
@@ -130,6 +131,7 @@ async def test_a_host_of_another_version_is_drained_and_replaced(hosted: Relay) 
 
 
 async def test_idle_exit_applies_to_a_host_started_by_a_server(hosted: Relay) -> None:
+    hosted.env.update(API_BACKEND)  # the host's life is tested, not the CLI's
     async with hosted.client(GEMINI_RELAY_HOST_IDLE="0.5") as client:
         result = await client.call_tool("gemini-ask", {"prompt": "then idle"})
     assert not result.is_error
@@ -160,6 +162,7 @@ async def test_a_malformed_request_ends_its_connection_and_not_the_host(tmp_path
 
 
 async def test_a_server_whose_kept_connection_the_idle_host_closed_starts_a_new_host(hosted: Relay) -> None:
+    hosted.env.update(API_BACKEND)  # the host's life is tested, not the CLI's
     async with hosted.client(GEMINI_RELAY_HOST_IDLE="0.5") as client:
         first = await client.call_tool("gemini-ask", {"prompt": "before idle"})
         old = host_pids(hosted)
@@ -173,6 +176,7 @@ async def test_a_server_whose_kept_connection_the_idle_host_closed_starts_a_new_
 
 
 async def test_a_starting_host_moves_a_big_log_aside(hosted: Relay) -> None:
+    hosted.env.update(API_BACKEND)  # the host's life is tested, not the CLI's
     log = hosted.home / ".local" / "state" / "gemini-relay" / "host" / "host.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_bytes(b"old line\n" * 600_000)  # past 5 MB
@@ -186,11 +190,12 @@ async def test_a_starting_host_moves_a_big_log_aside(hosted: Relay) -> None:
 async def test_a_draining_host_cancels_only_the_job_a_newer_server_cancels(hosted: Relay) -> None:
     """An upgrade: the old host drains with two runs; a new server's gemini-cancel of one must not stop the other
     (it used to SIGTERM the whole old host, which cancelled every run in it)."""
+    hosted.env.update(API_BACKEND)  # the runs are coroutines of the old host: what its cancel ends is seen directly
     async with old_host(hosted) as old:
         jobs = []
         for name in ("a", "b"):
             spec = RunSpec(tool="gemini-run", prompt=f"[[fake:stall]] {name}", cwd=hosted.project, model=TEST_MODEL)
-            create = {"op": "create", "run_id": f"drain-{name}", "spec": encode_spec(spec), "backend": "gemini",
+            create = {"op": "create", "run_id": f"drain-{name}", "spec": encode_spec(spec), "backend": "api",
                       "options": {}, "env": hosted.env}  # fmt: skip
             jobs.append(host_request(hosted, create, version="0.0.0-old")[1]["job_id"])
         await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 2)

@@ -10,8 +10,8 @@ import pytest
 from mcp import Client
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
-from tests.harness import Relay, wait_no_cli_processes
-from tests.host.conftest import host_request
+from tests.harness import API_BACKEND, Relay, wait_agy_runs, wait_no_cli_processes
+from tests.host.conftest import HOST_ENV, host_request
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -37,6 +37,7 @@ async def test_an_ask_through_the_host_answers_as_without_it(hosted: Relay) -> N
 
 
 async def test_a_job_started_through_the_host_is_collected_with_its_whole_answer(hosted: Relay) -> None:
+    hosted.env.update(API_BACKEND)  # the host's job store is tested here; the CLI through the host: the test above
     async with hosted.client() as client:
         started = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.2]] hello"})
         done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
@@ -45,10 +46,12 @@ async def test_a_job_started_through_the_host_is_collected_with_its_whole_answer
     assert done["usage"]["input_tokens"] == 12
 
 
-async def test_cancel_by_job_id_stops_a_hosted_job_and_its_cli(hosted: Relay) -> None:
+async def test_cancel_by_job_id_stops_a_hosted_job_and_its_cli(agy_relay: Relay) -> None:
+    hosted = agy_relay  # the fake agy: a CLI process group to stop, without a Node boot
+    hosted.env.update(HOST_ENV)
     async with hosted.client() as client:
-        started = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
-        await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
+        started = await call_json(client, "gemini-run", {"prompt": "[[agy:hang]] hold on"})
+        await wait_agy_runs(hosted)
         with anyio.fail_after(20):  # the job has run a while: its cancel must say so, not how long the cancel took
             while float((await call_json(client, "gemini-status", {"jobId": started["job_id"]}))["elapsed"][:-1]) < 1:
                 await anyio.sleep(0.05)

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, STALL_TEXT, FakeGeminiApi, echo_text
-from tests.harness import Relay, wait_no_cli_processes
+from tests.harness import API_BACKEND, Relay, wait_no_cli_processes
 from tests.host.conftest import host_pids, host_request, server_pids, state_dir
 from tests.host.test_host_runs import call_json
 from tests.test_server_surface import text_of
@@ -22,25 +22,26 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_two_servers_share_one_host_one_cap_and_one_job_store(hosted: Relay) -> None:
-    hosted.env["GEMINI_RELAY_MAX_CONCURRENT"] = "1"
+    hosted.env.update({"GEMINI_RELAY_MAX_CONCURRENT": "1", **API_BACKEND})
     async with hosted.client() as first, hosted.client() as second:
         slow = await call_json(first, "gemini-run", {"prompt": "[[fake:slow:0.5]] first"})
         await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
         queued = await call_json(second, "gemini-run", {"prompt": "second"})
         seen = await call_json(second, "gemini-status", {"jobId": queued["job_id"]})
         assert seen["state"] == "queued"  # behind the first server's run: one cap for both
-        assert len(hosted.main_requests()) == 1
+        assert len(hosted.turn_requests()) == 1
         other = await call_json(second, "gemini-wait", {"jobId": slow["job_id"]})  # the first's job, seen by both
         done = await call_json(first, "gemini-wait", {"jobId": queued["job_id"]})
     assert other["state"] == "done" and other["result"] == "".join(SLOW_CHUNKS)
     assert done["state"] == "done" and done["result"] == echo_text("second")
-    assert [r.scenario for r in hosted.main_requests()] == ["slow", "default"]
+    assert [r.scenario for r in hosted.turn_requests()] == ["slow", "default"]
     assert len(host_pids(hosted)) == 1
 
 
 async def test_a_host_killed_mid_run_leaves_an_interrupted_job_with_its_text_and_the_next_call_starts_a_new_one(
     hosted: Relay,
 ) -> None:
+    hosted.env.update(API_BACKEND)  # the run dies with its host; a CLI orphaned by a dead host: the last test here
     async with hosted.client() as client:
         async with anyio.create_task_group() as tg:
             answers: list[str] = []
@@ -68,6 +69,7 @@ async def test_a_host_killed_mid_run_leaves_an_interrupted_job_with_its_text_and
 
 
 async def test_a_server_killed_mid_run_loses_nothing_its_job_finishes_in_the_host(hosted: Relay) -> None:
+    hosted.env.update(API_BACKEND)
     with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server, however it surfaces
         async with hosted.client() as client, anyio.create_task_group() as tg:
             tg.start_soon(client.call_tool, "gemini-ask", {"prompt": "[[fake:slow:0.4]] keep going"})
@@ -85,7 +87,7 @@ async def test_with_the_host_off_the_same_executor_runs_inside_the_server_and_no
 ) -> None:
     """GEMINI_RELAY_HOST=off is not another path: the server runs the host's executor itself (its own socket, no
     lock, no idle exit), recorded as the job's supervisor the way a shared host is; no host or per-job process."""
-    async with relay.client(GEMINI_RELAY_HOST="off", GEMINI_RELAY_TOOLSETS="jobs") as client:
+    async with relay.client(GEMINI_RELAY_HOST="off", GEMINI_RELAY_TOOLSETS="jobs", **API_BACKEND) as client:
         result = await client.call_tool("gemini-ask", {"prompt": "no host"})
         listed = await call_json(client, "gemini-jobs", {})
         servers = server_pids(relay)
@@ -98,6 +100,7 @@ async def test_with_the_host_off_the_same_executor_runs_inside_the_server_and_no
 
 
 async def test_by_default_the_shared_host_runs_the_job_as_its_supervisor(hosted: Relay) -> None:
+    hosted.env.update(API_BACKEND)
     async with hosted.client() as client:
         result = await client.call_tool("gemini-run", {"prompt": "in the host"})
         job_id = (result.structured_content or {})["job_id"]
@@ -120,7 +123,7 @@ async def test_a_call_queued_behind_another_servers_run_says_it_waits_in_the_que
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         queued.append(message or "")
 
-    env = {"GEMINI_RELAY_MAX_CONCURRENT": "1", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.25"}
+    env = {"GEMINI_RELAY_MAX_CONCURRENT": "1", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.25", **API_BACKEND}
     async with hosted.client(**env) as first, hosted.client(**env) as second, anyio.create_task_group() as tg:
 
         async def run(client: Client, prompt: str, callback: Any = None) -> None:
@@ -130,7 +133,7 @@ async def test_a_call_queued_behind_another_servers_run_says_it_waits_in_the_que
         tg.start_soon(run, first, "[[fake:slow:0.6]] first")
         await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
         tg.start_soon(run, second, "second", on_progress)
-    assert any("Waiting in the queue for a free gemini slot" in m for m in queued), queued
+    assert any("Waiting in the queue for a free api slot" in m for m in queued), queued
     assert any(echo_text("second") in r for r in results)
 
 
@@ -145,7 +148,8 @@ async def test_a_job_queued_in_a_host_that_died_runs_at_once_in_the_next_host_wi
         first = await call_json(client, "gemini-run", {"prompt": "[[fake:stall]]"})
         second = await call_json(client, "gemini-run", {"prompt": "queued behind the first"})
         await anyio.to_thread.run_sync(hosted.api.wait_for_requests, 1)
-    os.kill(host_request(hosted, {"op": "status"})[1]["pid"], signal.SIGKILL)  # job 1's CLI: the next host reaps it
+    # Job 1's CLI is orphaned: the next host reaps it (the harness fails the test on any process left).
+    os.kill(host_request(hosted, {"op": "status"})[1]["pid"], signal.SIGKILL)
     with FakeGeminiApi() as other_api:
         other = {"GOOGLE_GEMINI_BASE_URL": other_api.base_url, "GEMINI_API_KEY": "another-projects-key"}
         async with hosted.client(**other) as client:
