@@ -63,18 +63,21 @@ async def wait_for_warm_process(home: Path) -> list[int]:
     return acp_processes(home)
 
 
-@pytest.mark.parametrize(
-    "prompt", ["say hi", "[[fake:unicode]]", "[[fake:big:40]]", "[[fake:error:500]]", "read @notes.md", "/help me"]
-)
-async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay: Relay, prompt: str) -> None:
+# The parity matrix (tests/backends/test_warm_cold_parity.py) proves warm == cold per upstream behaviour at the
+# backend; through the server, a long answer and an error show the server path changes nothing either returns, and
+# a slash command that the warm backend hands to the cold path (warm.py) answers as on a cold server.
+SERVER_SCENARIOS = ("[[fake:big:40]]", "[[fake:error:500]]", "/help me")
+
+
+async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay: Relay) -> None:
     async with relay.client(GEMINI_RELAY_WARM="off") as client:
-        cold = await client.call_tool("gemini-ask", {"prompt": prompt})
+        cold = [await client.call_tool("gemini-ask", {"prompt": prompt}) for prompt in SERVER_SCENARIOS]
     async with relay.client(**WARM) as client:
         pids = await wait_for_warm_process(relay.home)
-        warm = await client.call_tool("gemini-ask", {"prompt": prompt})
-        assert acp_processes(relay.home) == pids  # the prewarmed process served it; no cold CLI was started
-    assert warm.is_error == cold.is_error
-    assert without_thread(text_of(warm)) == without_thread(text_of(cold))
+        warm = [await client.call_tool("gemini-ask", {"prompt": prompt}) for prompt in SERVER_SCENARIOS]
+        assert acp_processes(relay.home) == pids  # the prewarmed process served them; no cold CLI was started
+    assert [r.is_error for r in warm] == [r.is_error for r in cold] == [False, True, False]
+    assert [without_thread(text_of(r)) for r in warm] == [without_thread(text_of(r)) for r in cold]
 
 
 async def test_a_cold_conversation_continues_warm_and_a_warm_one_continues_cold(relay: Relay) -> None:
@@ -237,17 +240,8 @@ async def test_with_the_host_a_job_is_served_by_the_hosts_warm_cli_and_collected
     assert acp_processes(relay.home)  # the warm CLI belongs to the host, not to the server that is gone
 
 
-async def test_two_servers_of_two_clients_share_the_hosts_one_warm_cli(relay: Relay) -> None:
-    async with relay.client(**WARM) as first, relay.client(**WARM) as second:
-        pids = await wait_for_warm_process(relay.home)
-        one = await first.call_tool("gemini-ask", {"prompt": "from the first client"})
-        two = await second.call_tool("gemini-ask", {"prompt": "from the second client"})
-        assert acp_processes(relay.home) == pids and len(pids) == 1  # one pool in the host serves both servers
-    assert "You said: from the first client" in text_of(one)
-    assert "You said: from the second client" in text_of(two)
-
-
 async def test_servers_whose_environments_differ_only_in_unrelated_variables_share_one_warm_cli(relay: Relay) -> None:
+    # Two clients, two servers: one pool in the host serves both (and unrelated variables do not split its key).
     async with (
         relay.client(**WARM, WINDOWID="41943047", OLDPWD="/tmp") as first,
         relay.client(**WARM, WINDOWID="52428807", OLDPWD="/var", SHLVL="3") as second,

@@ -88,7 +88,9 @@ class Adapter:
     chunked_text: str  # the answer of CHUNKED
     stall_text: str
     unhonoured: tuple[dict[str, Any], str]  # RunSpec fields the backend cannot honour, and the word its notice names
-    stall_deadline: float = 3.0  # long enough for the upstream to start and send its first text
+    # A hang's deadline: long enough for a started upstream to send its first text (a warm pool is warmed up first,
+    # and a cold CLI's mirrored clock starts once it is up: see drive.drive).
+    stall_deadline: float = 3.0
     project: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -118,6 +120,9 @@ class Adapter:
 
     def upstream_processes(self) -> list[int]:
         raise NotImplementedError
+
+    async def warm_up(self, backend: Backend) -> None:
+        """Before a timed run: start what a backend keeps between runs (a warm pool's process). Most keep nothing."""
 
     def run_processes(self) -> list[int]:
         """The processes that exist only for the current run (a warm pool's process serves the next one)."""
@@ -219,6 +224,12 @@ class AcpWorld(CliWorld):
     def run_processes(self) -> list[int]:
         return []
 
+    async def warm_up(self, backend: Backend) -> None:
+        prompt, expected = self.answer("warm up")
+        with anyio.fail_after(STOP_BOUND * 6):  # the pool boots its process: Node, on a machine maybe loaded
+            async with aclosing(open_run(backend, self.spec(prompt))) as events:
+                assert "".join([e.text async for e in events if isinstance(e, TextDelta)]) == expected
+
     async def assert_stopped(self, backend: Backend) -> None:
         # The warm process outlives a run by design (it serves the next one): the closed turn must have been
         # cancelled, so the same pool answers the next prompt at once; the process itself ends with the pool.
@@ -307,12 +318,9 @@ def make_adapter(name: str, base: Path) -> Adapter:
         "unhonoured": EMULATOR_UNHONOURED,
     }
     if name == "gemini-cli":
-        # A cold CLI needs ~3 s (Node start) before its first text: a shorter deadline would cut it before the stall.
-        # Generous: a loaded 2-core machine boots Node several times slower, and the partial text must arrive first.
-        return CliWorld(name, base, enforces_deadline=False, stall_deadline=20.0, **emulator)  # type: ignore[arg-type]
+        return CliWorld(name, base, enforces_deadline=False, **emulator)  # type: ignore[arg-type]
     if name == "acp":
-        # The deadline also covers the pool's first warm process starting (Node again).
-        return AcpWorld(name, base, enforces_deadline=True, stall_deadline=20.0, **emulator)  # type: ignore[arg-type]
+        return AcpWorld(name, base, enforces_deadline=True, **emulator)  # type: ignore[arg-type]
     if name == "api":
         return ApiWorld(name, base, enforces_deadline=True, **emulator)  # type: ignore[arg-type]
     if name == "agy":

@@ -48,7 +48,13 @@ class AcpWorld:
         return AcpBackend(self.settings(**extra), pool)
 
     def spec(self, prompt: str, **fields: Any) -> RunSpec:
-        return RunSpec(tool="gemini-ask", prompt=prompt, cwd=self.project, **fields)
+        return RunSpec(tool="gemini-ask", prompt=prompt, **{"cwd": self.project, **fields})
+
+    def folder(self, name: str) -> Path:
+        """A folder of the project for one test's runs (a shared world's tests do not see each other's files)."""
+        path = self.project / name
+        path.mkdir()
+        return path
 
     def cold(self, prompt: str, *extra: str) -> list[AgentEvent]:
         """A bare `gemini -p` (stream-json, prompt on stdin) decoded by the cold path's decoder."""
@@ -86,6 +92,22 @@ def text_of(events: list[AgentEvent]) -> str:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[AcpWorld]:
+    yield from _world(tmp_path)
+
+
+@pytest.fixture
+def own_world(tmp_path: Path) -> Iterator[AcpWorld]:
+    """`world`, for a test in a module that makes `world` its shared one."""
+    yield from _world(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AcpWorld]:
+    """One world for a module whose tests share a warm pool (each in a folder of its own: `world.folder`)."""
+    yield from _world(tmp_path_factory.mktemp("acp"))
+
+
+def _world(tmp_path: Path) -> Iterator[AcpWorld]:
     project = tmp_path / "proj"
     project.mkdir()
     with FakeGeminiApi() as api:
