@@ -56,14 +56,14 @@ class AcpWorld:
         path.mkdir()
         return path
 
-    def cold(self, prompt: str, *extra: str) -> list[AgentEvent]:
+    def cold(self, prompt: str, *extra: str, cwd: Path | None = None) -> list[AgentEvent]:
         """A bare `gemini -p` (stream-json, prompt on stdin) decoded by the cold path's decoder."""
         cli_env = {k: v for k, v in self.env.items() if not k.startswith(("GEMINI_RELAY_", "GEMINI_MCP_"))}
         done = subprocess.run(
             [str(gemini_binary()), "--output-format", "stream-json", "-m", TEST_MODEL, *extra],
             input=prompt.encode(),
             env=cli_env,
-            cwd=self.project,
+            cwd=cwd or self.project,
             capture_output=True,
             timeout=BOUND * 3,
             start_new_session=True,
@@ -92,12 +92,6 @@ def text_of(events: list[AgentEvent]) -> str:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[AcpWorld]:
-    yield from _world(tmp_path)
-
-
-@pytest.fixture
-def own_world(tmp_path: Path) -> Iterator[AcpWorld]:
-    """`world`, for a test in a module that makes `world` its shared one."""
     yield from _world(tmp_path)
 
 

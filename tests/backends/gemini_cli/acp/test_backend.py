@@ -63,23 +63,25 @@ async def test_a_run_starts_a_conversation_and_finishes_with_usage(world: AcpWor
     )
 
 
-async def test_a_cold_conversation_continues_warm_and_a_warm_one_in_a_new_process(own_world: AcpWorld) -> None:
-    # A world of its own: a cold CLI's start deletes its project's recordings without turns (a shared pool's spares).
-    world = own_world
-    cold_id = str(uuid.uuid4())
-    world.cold("first turn, cold", "--session-id", cold_id)
-    async with world.pool() as pool:
-        backend = world.backend(pool)
-        loaded = await collect(backend, world.spec("[[fake:history]]", conversation_id=cold_id))
-        again = await collect(backend, world.spec("[[fake:history]]", conversation_id=cold_id))
+async def test_a_cold_conversation_continues_warm_and_a_warm_one_in_a_new_process(
+    world: AcpWorld, pool: WarmPool
+) -> None:
+    # A folder of its own: a cold CLI's start deletes its project's recordings without turns (the pool's spares).
+    folder, cold_id = world.folder("cold-then-warm"), str(uuid.uuid4())
+    world.cold("first turn, cold", "--session-id", cold_id, cwd=folder)
+    backend = world.backend(pool)
+    loaded = await collect(backend, world.spec("[[fake:history]]", conversation_id=cold_id, cwd=folder))
+    again = await collect(backend, world.spec("[[fake:history]]", conversation_id=cold_id, cwd=folder))
     assert text_of(loaded) == "turns=2"  # the replayed history reached the model, not the answer
     assert text_of(again) == "turns=3"
     assert isinstance(loaded[0], SessionStarted) and loaded[0].session_id == cold_id
-    async with world.pool() as pool:  # a fresh process: the warm turns were saved and load too
-        reloaded = await collect(world.backend(pool), world.spec("[[fake:history]]", conversation_id=cold_id))
+    async with world.pool() as fresh:  # a fresh process: the warm turns were saved and load too
+        reloaded = await collect(
+            world.backend(fresh), world.spec("[[fake:history]]", conversation_id=cold_id, cwd=folder)
+        )
     assert text_of(reloaded) == "turns=4"
     # ...and the cold path continues what the warm path wrote.
-    resumed = world.cold("[[fake:history]]", "--resume", cold_id)
+    resumed = world.cold("[[fake:history]]", "--resume", cold_id, cwd=folder)
     assert text_of(resumed) == "turns=5"
 
 
