@@ -76,7 +76,7 @@ async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay:
     async with relay.client(**WARM) as client:
         pids = await wait_for_warm_process(relay.home)
         warm = [await client.call_tool("gemini-ask", {"prompt": prompt}) for prompt in SERVER_SCENARIOS]
-        assert acp_processes(relay.home) == pids  # the prewarmed process served them; no cold CLI was started
+        assert acp_processes(relay.home) == pids  # the prewarmed process served the warm ones; no second one
     assert [r.is_error for r in warm] == [r.is_error for r in cold] == [False, True, False]
     assert [without_thread(text_of(r)) for r in warm] == [without_thread(text_of(r)) for r in cold]
 
