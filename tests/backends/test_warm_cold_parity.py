@@ -196,7 +196,8 @@ def _answered(text: str, usage: Usage = ONE_TURN) -> Callable[[Outcome], bool]:
 def _literal(prompt: str) -> Callable[[Outcome], bool]:
     """The CLI took the prompt as text: no file read through an `@` (literal_prompt). A leading `/` never reaches
     AcpBackend (warm.py sends it cold): test_server_warm shows the warm server answer one as cold does."""
-    return lambda o: _answered(o.text)(o) and prompt in o.text and NOTES not in o.text and not o.tools
+    forms = (prompt, prompt.replace("@", "\\@"))  # the model gets the text, its `@` escaped or not
+    return lambda o: _answered(o.text)(o) and any(f in o.text for f in forms) and NOTES not in o.text and not o.tools
 
 
 BACKEND = FailureReason.BACKEND_ERROR
