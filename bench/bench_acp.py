@@ -239,6 +239,8 @@ def main() -> None:
     later = statistics.median(served["later"])
     print(f"gemini-ask, later call                 {ms(later)}   ratio {later / r:6.2f}x raw   goal <= 3x, <= 25 ms")
     print(f"  (a new conversation each: ratio {later / rf:4.2f}x the raw first prompt of a fresh session)")
+    b2b = statistics.median(served["back_to_back"])
+    print(f"gemini-ask, back to back (no pause)    {ms(b2b)}   ratio {b2b / r:6.2f}x raw   goal <= 3x")
     c = statistics.median(served["continued"])
     print(f"gemini-ask, continuing a conversation  {ms(c)}   ratio {c / r:6.2f}x raw   goal <= 3x, <= 25 ms")
     conc = statistics.median(served["concurrent"])

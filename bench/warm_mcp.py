@@ -124,6 +124,9 @@ async def warm_server(env: dict[str, str], cwd: Path, runs: int, wait_for_reques
             out["later"] = later
             host_after = _host_pid(server)  # the issue-16 figure: the host tree after `runs` plain asks
             out["host_tree_after_later"] = tree_rss(host_after) if host_after else 0
+            # Back to back, as the shared bench's interleaving often sends them: the spare made after one call must
+            # not hold up the next (backends/gemini_cli/acp/spares.py).
+            out["back_to_back"] = [await _ask(client, f"next {i}") for i in range(runs)]
             conversation = await _conversation(client)
             continued = []
             for i in range(runs):

@@ -98,6 +98,9 @@ def _serve_stdio() -> int:
     backend = answers.backend(settings.backend, os.environ) if answers is not None else None
     surface = surface_key(settings.toolsets, test_tools=settings.test_tools, backend=backend) if backend else ""
     front = StdioFront(answers if backend else None, surface)
+    warm_cli = backend == "gemini" and settings.warm and settings.host  # the server's warm-up would boot a warm CLI
+    if answers is not None and warm_cli and answers.binary_found("gemini", os.environ):
+        threading.Thread(target=_prewarm_early, args=(settings,), name="prewarm", daemon=True).start()
     failed: list[BaseException] = []
 
     def load() -> None:
@@ -123,6 +126,13 @@ def _serve_stdio() -> int:
 
     anyio.run(run_server, deps, None, None, front)
     return 0
+
+
+def _prewarm_early(settings: Settings) -> None:
+    """The relay host boots the warm CLI while this process is still importing the SDK (jobs/host/client.py)."""
+    from gemini_relay.jobs.host.client import prewarm_early
+
+    prewarm_early(settings)
 
 
 def _explained_deps() -> Deps | None:

@@ -165,7 +165,7 @@ async def test_a_probe_that_never_answers_times_out(tmp_path: Path) -> None:
     os.mkfifo(f"{binary}.fifo")  # nobody ever opens it for writing: the read blocks until the probe is stopped
     with anyio.fail_after(BOUND):
         result = await run_probe([str(binary), "--help"], ENV, tmp_path, timeout=0.3)
-    assert result == ProbeResult(ok=False, text="hang --help did not answer within 0.3s")
+    assert result == ProbeResult(ok=False, text="hang --help did not answer within 0.3s", timed_out=True)
 
 
 # --- ProbeCache -----------------------------------------------------------------------------------------------

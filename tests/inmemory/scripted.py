@@ -1,8 +1,9 @@
 """ScriptedBackend: a real Backend (the protocol in backends/base.py) whose runs play scripts instead of an upstream.
 
 Each run takes the next queued Script (or, with none queued, echoes the prompt): SessionStarted, the script's deltas,
-then Finished — or its error. A script can hold the run open on an anyio.Event the test sets when it has seen what it
-waits for (a progress keepalive), so nothing sleeps. Every RunSpec it was given is kept, in order, in `specs`.
+its other events (notices, tool calls), then Finished — or its error. A script can hold the run open on an
+anyio.Event the test sets when it has seen what it waits for (a progress keepalive), so nothing sleeps. Every
+RunSpec it was given is kept, in order, in `specs`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Script:
     error: RunFailed | None = None  # raised after the deltas instead of finishing
     hold: anyio.Event | None = None  # after the deltas, wait for this before finishing
     ask: Question | None = None  # after the deltas, ask the run's caller this (as the warm CLI's permission request)
+    events: Sequence[AgentEvent] = ()  # after the deltas, these as the upstream sent them (notices, tool calls)
 
 
 def answer(text: str, *, pieces: int = 1) -> Script:
@@ -104,6 +106,8 @@ class ScriptedBackend:
         yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")
         for delta in script.deltas:
             yield TextDelta(delta)
+        for event in script.events:
+            yield event
         if script.ask is not None:
             got = await current_asker().ask(script.ask)
             self.answers.append(got)

@@ -3,10 +3,13 @@ deadline allows it — never with under 10 s left, never for a deep review."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
+from tests.backends.gemini_cli.test_errors import classify
 from tests.git_repo import GitRepo
 from tests.inmemory.conftest import InMemory, text_of
 from tests.inmemory.scripted import Script, answer
@@ -25,13 +28,27 @@ def quota() -> Script:
     return Script(deltas=(), error=error)
 
 
-async def test_a_quota_failure_is_retried_once_on_the_fallback_model_and_the_reply_says_so(relay: InMemory) -> None:
-    relay.backend.queue(quota(), answer("From the fallback."))
+def overloaded() -> Script:
+    """A 503 as the real CLI's recorded one is classified."""
+    error = classify("error_503")
+    assert error is not None
+    return Script(deltas=(), error=error)
+
+
+@pytest.mark.parametrize(
+    ("failure", "limit"),
+    [(quota, "resource exhausted, HTTP 429"), (overloaded, "service unavailable, HTTP 503")],
+    ids=["quota", "overloaded"],
+)
+async def test_a_capacity_failure_is_retried_once_on_the_fallback_model_and_the_reply_says_so(
+    relay: InMemory, failure: Callable[[], Script], limit: str
+) -> None:
+    relay.backend.queue(failure(), answer("From the fallback."))
     async with relay.client() as client:
         result = await client.call_tool("gemini-ask", {"prompt": "hi"})
     assert not result.is_error, text_of(result)
     text = text_of(result)
-    assert text.startswith(f"⚠️ {FALLBACK} answered: {MODEL} hit a capacity limit (resource exhausted, HTTP 429)")
+    assert text.startswith(f"⚠️ {FALLBACK} answered: {MODEL} hit a capacity limit ({limit})")
     assert "Gemini response:\nFrom the fallback." in text
     assert [s.model for s in relay.backend.specs] == [None, FALLBACK]
     first, retry = relay.backend.specs
@@ -54,6 +71,14 @@ async def test_a_failing_fallback_reports_both_attempts(relay: InMemory) -> None
     assert result.is_error
     assert f"(This was the fallback model {FALLBACK}, tried after {MODEL} hit a capacity limit" in text_of(result)
     assert len(relay.backend.specs) == 2
+
+
+async def test_fallback_none_disables_the_retry(relay: InMemory) -> None:
+    relay.backend.queue(quota(), answer("never asked"))
+    async with relay.client(GEMINI_FALLBACK_MODEL="none") as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert result.is_error and "quota or rate limit exhausted (HTTP 429)" in text_of(result)
+    assert len(relay.backend.specs) == 1
 
 
 @pytest.mark.spawns_git

@@ -10,6 +10,7 @@ ALLOWED_KEYS = frozenset(
     # Behind a corporate proxy or TLS-intercepting gateway the CLI cannot reach the API without these.
     | {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"}
     | {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+    | {"NODE_COMPILE_CACHE"}  # where Node keeps the CLI's compiled code (settings.cli_env's default otherwise)
 )
 # Our own settings match GEMINI_ but mean nothing to the CLI.
 _OWN_PREFIXES = ("GEMINI_RELAY_", "GEMINI_MCP_")

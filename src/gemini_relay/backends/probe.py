@@ -36,6 +36,7 @@ class ProbeResult:
     ok: bool
     text: str
     returncode: int | None = None
+    timed_out: bool = False  # no answer within the bound (a busy machine), which says nothing of what it would say
 
 
 async def run_probe(
@@ -50,7 +51,8 @@ async def run_probe(
             return ProbeResult(ok=exit_.returncode == 0, text=text, returncode=exit_.returncode)
     except SpawnError as exc:
         return ProbeResult(ok=False, text=str(exc))
-    return ProbeResult(ok=False, text=f"{Path(argv[0]).name} {' '.join(argv[1:])} did not answer within {timeout:g}s")
+    said = f"{Path(argv[0]).name} {' '.join(argv[1:])} did not answer within {timeout:g}s"
+    return ProbeResult(ok=False, text=said, timed_out=True)
 
 
 def parse_flags(help_text: str) -> frozenset[str]:

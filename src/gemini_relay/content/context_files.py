@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.content.inline import match_files
+from gemini_relay.content.jail import read_prefix
 from gemini_relay.content.packing import LeftOut, LeftOutReason, PackOrder, Piece, file_block
 
 __all__ = ["BYTES_PER_TOKEN_MAX", "MAX_PACK_FILE_BYTES", "MAX_READ_BYTES", "Gathered", "gather"]
@@ -78,7 +79,7 @@ def _read(label: str, real: str, size: int) -> Piece | LeftOutReason:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return LeftOutReason.SKIPPED
-        data = _read_all(fd, MAX_PACK_FILE_BYTES + 1)
+        data = read_prefix(fd, MAX_PACK_FILE_BYTES + 1)
     except OSError:
         return LeftOutReason.UNREADABLE
     finally:
@@ -92,15 +93,3 @@ def _read(label: str, real: str, size: int) -> Piece | LeftOutReason:
     except UnicodeDecodeError:
         return LeftOutReason.NOT_UTF8
     return Piece(label, file_block(label, content), size)
-
-
-def _read_all(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    while total < limit:
-        chunk = os.read(fd, limit - total)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)

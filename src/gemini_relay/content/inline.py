@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.content._errors import PathEscapeError
+from gemini_relay.content.jail import inside, lexical_escape, read_prefix, resolved_escape, shown
 from gemini_relay.errors import InputError
 
 __all__ = [
@@ -33,13 +34,11 @@ SKIP_DIRS = frozenset(
 _SNIFF_BYTES = 8 * 1024  # a NUL in the first 8 KB marks a binary (git's test)
 _UTF8_MAX_BACKOFF = 3  # a truncation point moves back at most 3 bytes to a character boundary
 _MAX_LISTED = 50  # names printed per footer, so `@.` on a huge tree cannot flood the prompt
-_MAX_TOKEN_SHOWN = 200
 
 # `@` only at the start or after whitespace/opening punctuation, so `a@b.com` and `user@host` are prose.
 _TOKEN = re.compile(r"(?<![^\s(\[\"'`])@(?P<ref>\S+)")
 _TRAILING = ".,;:!?)]'\"`"
 _GLOB_META = re.compile(r"[*?\[]")
-_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 # Expansion never sweeps up credentials the user did not name (a file named directly is their own choice).
 _SECRET = re.compile(
     r"^(?:\.env.*|\.npmrc|\.netrc|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519).*|.+\.(?:pem|key|pfx|p12))$",
@@ -81,9 +80,9 @@ def inline_references(prompt: str, root: Path) -> InlineResult:
     # Refuse before reading anything: one escaping token rejects the whole call.
     for _, candidates in tokens:
         for candidate in candidates:
-            reason = _lexical_escape(candidate) or _resolved_escape(candidate, real_root)
+            reason = lexical_escape(candidate) or resolved_escape(candidate, real_root)
             if reason is not None:
-                raise PathEscapeError(_shown(candidates[0]), reason)
+                raise PathEscapeError(shown(candidates[0]), reason)
     inliner = _Inliner(real_root)
     pieces: list[str] = []
     last = 0
@@ -123,9 +122,9 @@ def match_files(refs: Sequence[str], root: Path) -> Matched:
             raise InputError(
                 "an entry is empty; name a file, a directory ('.' for the project) or a glob", field="files"
             )
-        reason = _lexical_escape(ref) or _resolved_escape(ref, real_root)
+        reason = lexical_escape(ref) or resolved_escape(ref, real_root)
         if reason is not None:
-            raise InputError(f"refusing {_shown(ref)!r}: {reason}", field="files")
+            raise InputError(f"refusing {shown(ref)!r}: {reason}", field="files")
     inliner = _Inliner(real_root)
     files: dict[str, str] = {}  # realpath -> label, first match wins
     unmatched: list[str] = []
@@ -155,43 +154,6 @@ def _candidates(ref: str) -> list[str]:
         if ref:
             forms.append(ref)
     return forms
-
-
-def _lexical_escape(candidate: str) -> str | None:
-    if "\0" in candidate:
-        return "the path contains a NUL byte"
-    if candidate.startswith("~"):
-        return "home-directory paths are not allowed"
-    if _DRIVE.match(candidate):
-        return "drive-letter paths are not allowed"
-    unified = candidate.replace("\\", "/")  # a backslash is a separator on Windows: judge it as one everywhere
-    if unified.startswith("/"):
-        return "absolute paths are not allowed"
-    depth = 0
-    for segment in unified.split("/"):
-        if segment == "..":
-            depth -= 1
-            if depth < 0:
-                return "the path leaves the project root"
-        elif segment not in ("", "."):
-            depth += 1
-    return None
-
-
-def _resolved_escape(candidate: str, real_root: str) -> str | None:
-    # realpath follows every symlink that exists, so a dangling or in-root link to outside is caught too.
-    if _inside(os.path.realpath(Path(real_root) / candidate), real_root):
-        return None
-    return "the path resolves outside the project root"
-
-
-def _inside(real: str, real_root: str) -> bool:
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
-def _shown(token: str) -> str:
-    safe = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in token)
-    return safe if len(safe) <= _MAX_TOKEN_SHOWN else safe[:_MAX_TOKEN_SHOWN] + "…"
 
 
 def _is_secret(name: str) -> bool:
@@ -293,7 +255,7 @@ class _Inliner:
                 if kind is None:
                     continue  # dangling link inside the root: nothing to inline
                 real, mode = kind
-                if not _inside(real, self.root):
+                if not inside(real, self.root):
                     found.append(_Found(child, None))  # never followed, only reported
                 elif stat.S_ISDIR(mode):
                     if entry.name in SKIP_DIRS or real in visited or (max_depth is not None and depth + 1 >= max_depth):
@@ -349,7 +311,7 @@ class _Inliner:
             if smallest > remaining:
                 self.omitted.append(label)
                 return
-            data = _read_prefix(fd, MAX_FILE_BYTES + 1)
+            data = read_prefix(fd, MAX_FILE_BYTES + 1)
         except OSError as exc:
             self.unreadable.setdefault(label, exc.strerror or type(exc).__name__)
             return
@@ -403,15 +365,3 @@ class _Inliner:
             unreadable=tuple(self.unreadable),
             skipped=tuple(self.skipped),
         )
-
-
-def _read_prefix(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:
-        chunk = os.read(fd, limit - size)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)

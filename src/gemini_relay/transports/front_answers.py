@@ -63,6 +63,19 @@ class FrontAnswers:
                 return str(rule["backend"])
         return str(self._data["default_choice"])
 
+    def binary_found(self, backend: str, env: Mapping[str, str]) -> bool:
+        """The backend's binary is there (at its variable, or its default name on PATH) and no backend's variable
+        names a binary that is not (the server would refuse every run for it: nothing is to be warmed)."""
+        for rule in self._data["choice"]:
+            configured = env.get(rule["binary"][0], "").strip() if rule["binary"] else ""
+            if configured and not _executable(configured, env):
+                return False
+        rule = next((r for r in self._data["choice"] if r["backend"] == backend), None)
+        if rule is None or not rule["binary"]:
+            return False
+        variable, default = rule["binary"]
+        return _executable(env.get(variable, "").strip() or default, env)
+
     @classmethod
     def load(cls, path: Path = ANSWERS_FILE) -> FrontAnswers | None:
         """The answers, or None when the file is missing or not one of ours (then the SDK answers everything)."""

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.backends.gemini_cli.args import (
+    ASSUMED_FLAGS,
     Invocation,
+    advertised_flags,
     build_invocation,
     resolve_model,
     with_schema_instruction,
 )
 from gemini_relay.backends.models import GEMINI_ALIASES
-from gemini_relay.backends.probe import parse_flags
+from gemini_relay.backends.probe import ProbeResult, parse_flags
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError
 
@@ -84,6 +86,18 @@ def test_without_a_successful_probe_no_optional_flag_is_sent() -> None:
 
 
 # --- model ----------------------------------------------------------------------------------------------------
+
+
+def test_a_help_probe_that_timed_out_is_not_taken_for_a_cli_without_flags() -> None:
+    # A loaded machine: `gemini --help` past its bound said nothing of the flags; the run keeps its model and mode.
+    late = advertised_flags(ProbeResult(ok=False, text="gemini --help did not answer within 15s", timed_out=True))
+    assert late == ASSUMED_FLAGS
+    assert late <= FLAGS  # every assumed flag is one the real CLI advertises
+    inv = build(replace(SPEC, model="gemini-2.5-pro", mode="plan"), flags=late)
+    assert option(inv.argv, "-m") == ["gemini-2.5-pro"]
+    assert option(inv.argv, "--approval-mode") == ["plan"]
+    assert inv.notices == []
+    assert advertised_flags(ProbeResult(ok=False, text="exit 1", returncode=1)) is None  # a failed probe: none
 
 
 def test_a_model_id_is_passed_with_m() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from gemini_relay.backends.gemini_cli.settings import GeminiCliSettings, gemini_home
+from gemini_relay.backends.gemini_cli.settings import GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.errors import ConfigError
 
 
@@ -42,3 +44,10 @@ def test_a_bad_limit_is_a_config_error_naming_the_variable(name: str, value: str
 def test_the_cli_home_is_gemini_cli_home_else_home() -> None:
     assert str(gemini_home({"GEMINI_CLI_HOME": "/srv/cli", "HOME": "/home/u"})) == "/srv/cli"
     assert str(gemini_home({"HOME": "/home/u"})) == "/home/u"
+
+
+def test_the_cli_keeps_nodes_compile_cache_in_the_state_dir_unless_the_user_named_one(tmp_path: Path) -> None:
+    env = cli_env({"PATH": "/usr/bin"}, tmp_path)
+    assert env["NODE_COMPILE_CACHE"] == str(tmp_path / "node-compile-cache")
+    assert cli_env({"NODE_COMPILE_CACHE": "/mine"}, tmp_path)["NODE_COMPILE_CACHE"] == "/mine"
+    assert "NODE_COMPILE_CACHE" not in cli_env({"PATH": "/usr/bin"})

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from gemini_relay.backends.literal_prompt import neutralise_prompt
 from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.probe import ProbeResult, parse_flags
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError
 
@@ -33,6 +34,22 @@ def resolve_model(requested: str | None, default: str | None) -> str | None:
     if not model or model.lower() == "auto":
         return None
     return GEMINI_ALIASES.get(model.lower(), model)
+
+
+# The optional flags build_invocation uses, which every Gemini CLI the relay supports advertises: assumed when
+# `--help` did not answer in time (a loaded machine), since a timeout is no evidence that a flag is missing; a CLI
+# that really lacks one refuses it with an error the run reports.
+ASSUMED_FLAGS = frozenset(
+    {"--output-format", "--model", "--include-directories", "--sandbox", "--approval-mode", "--yolo", "--resume",
+     "--session-id"}
+)  # fmt: skip
+
+
+def advertised_flags(probe: ProbeResult) -> frozenset[str] | None:
+    """What `--help` advertised; ASSUMED_FLAGS when it did not answer in time; None when it failed."""
+    if probe.ok:
+        return parse_flags(probe.text)
+    return ASSUMED_FLAGS if probe.timed_out else None
 
 
 def build_invocation(

@@ -12,14 +12,14 @@ from pathlib import Path
 import gemini_relay.backends.gemini_cli.surface as surface
 from gemini_relay.backends.checks import check_text_only
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
-from gemini_relay.backends.gemini_cli.args import build_invocation
+from gemini_relay.backends.gemini_cli.args import advertised_flags, build_invocation
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
 from gemini_relay.backends.gemini_cli.errors import classify_exit
 from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import with_call_usage
 from gemini_relay.backends.models import served_notice
-from gemini_relay.backends.probe import ProbeCache, ProbeResult, parse_flags
+from gemini_relay.backends.probe import ProbeCache, ProbeResult
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
@@ -74,7 +74,7 @@ class GeminiCliBackend:
         """Nothing to check up front: a missing binary is reported by the first call that needs it."""
 
     def env(self) -> dict[str, str]:
-        return cli_env(self._settings.env)
+        return cli_env(self._settings.env, self._settings.state_dir)
 
     def locate(self) -> Path | None:
         return self.section.locate(self._settings.env)
@@ -91,7 +91,9 @@ class GeminiCliBackend:
     async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         binary = self.require_binary()
         probe = await self.help()
-        flags = parse_flags(probe.text) if probe.ok else None
+        flags = advertised_flags(probe)
+        if probe.timed_out:
+            logger.info("%s; running with the flags every supported Gemini CLI has", probe.text)
         if flags is not None and "--output-format" not in flags:
             raise BackendUnavailable(
                 f"The Gemini CLI at {binary} is too old: it has no --output-format. {INSTALL_HINT}"

@@ -61,11 +61,15 @@ class GeminiCliSettings:
         return binary
 
 
-def cli_env(environ: Mapping[str, str]) -> dict[str, str]:
+def cli_env(environ: Mapping[str, str], state_dir: Path | None = None) -> dict[str, str]:
     """The CLI's child environment: the allowlist, and no relaunch (the CLI's self-respawn costs ~0.5 s per call and
-    its parent ignores SIGTERM, gemini-cli.md §10.2)."""
+    its parent ignores SIGTERM, gemini-cli.md §10.2). With `state_dir`, Node's compile cache goes there unless the
+    user set NODE_COMPILE_CACHE: Node >= 22.1 then skips recompiling the CLI's bundle (a cold run takes ~10% less
+    CPU); older Node ignores it."""
     env = child_env(environ)
     env.setdefault("GEMINI_CLI_NO_RELAUNCH", "true")
+    if state_dir is not None:
+        env.setdefault("NODE_COMPILE_CACHE", str(state_dir / "node-compile-cache"))
     return env
 
 

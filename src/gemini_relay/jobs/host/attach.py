@@ -16,7 +16,7 @@ from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.asking import ask_terms
-from gemini_relay.jobs.host.client import LOST, REQUEST_TIMEOUT, HostClient, HostMismatch
+from gemini_relay.jobs.host.client import LOST, REQUEST_TIMEOUT, HostClient, HostMismatch, prewarm_message
 from gemini_relay.jobs.host.wire import Channel, decode_error, decode_event, encode_spec
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.jobs.store.manager import JobManager, poll_until, reap_orphan_cli
@@ -219,8 +219,7 @@ class HostedJobManager(JobManager):
     async def prewarm(self) -> None:
         """Have the host boot this server's warm processes now (starting the host if needed), so the first call is
         warm too. Blocking socket work, so in a worker thread."""
-        settings = self.client.settings
-        message = {"op": "prewarm", "env": dict(settings.env), "cwd": str(settings.project_root)}
+        message = prewarm_message(self.client.settings)
         await anyio.to_thread.run_sync(lambda: self.client.request(message))
 
     async def _client_cancel(self, job_id: str) -> dict[str, Any]:

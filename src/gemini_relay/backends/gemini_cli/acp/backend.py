@@ -66,7 +66,7 @@ class AcpBackend:
         return self._pool
 
     def env(self) -> dict[str, str]:
-        env = cli_env(self._settings.env)
+        env = cli_env(self._settings.env, self._settings.state_dir)
         # An explicit heap limit makes V8 collect what finished sessions leave (settings.DEFAULT_WARM_HEAP_MB).
         env["NODE_OPTIONS"] = f"--max-old-space-size={self.section.warm_heap_mb}"
         return env
@@ -94,7 +94,9 @@ class AcpBackend:
     def prewarm(self) -> None:
         """Start a warm process in the background (a missing binary is reported by the first run instead)."""
         with contextlib.suppress(BackendUnavailable):
-            self._pool.prewarm(self.launch())
+            # The first new conversation's session too: a plain ask in the project root, on the default model.
+            model = resolve_model(None, self.section.default_model)
+            self._pool.prewarm(self.launch(), (self._settings.project_root, "default", model))
 
     async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         prompt, model, notices = self._prepare(spec)

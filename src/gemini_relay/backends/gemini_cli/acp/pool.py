@@ -24,7 +24,6 @@ from anyio.abc import TaskGroup
 
 from gemini_relay.backends.gemini_cli.acp.connection import (
     HANDSHAKE_TIMEOUT,
-    REQUEST_TIMEOUT,
     AcpConnection,
     AcpConnectionLost,
     AcpHandshakeError,
@@ -38,7 +37,6 @@ from gemini_relay.backends.gemini_cli.acp.session_files import (
     remove_load_leftovers,
 )
 from gemini_relay.backends.gemini_cli.acp.sessions import (
-    SPARE_KEYS,
     Launch,
     Lease,
     SessionState,
@@ -46,12 +44,11 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
     SpareKey,
     WarmProcess,
     close_when_idle,
-    configure,
     group_rss,
     session_count,
     session_state,
-    take_spare,
 )
+from gemini_relay.backends.gemini_cli.acp.spares import fresh, replenish
 from gemini_relay.backends.gemini_cli.settings import DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS, gemini_home
 from gemini_relay.backends.idle import IdleReaper
 from gemini_relay.config import DEFAULT_WARM_IDLE
@@ -140,11 +137,12 @@ class WarmPool:
         """PIDs of the running warm processes (each leads its own process group)."""
         return [w.connection.pid for w in self._warm if w.connection is not None and w.connection.alive]
 
-    def prewarm(self, launch: Launch) -> None:
-        """Start one process for `launch` in the background, so the first prompt is warm too."""
+    def prewarm(self, launch: Launch, spare: SpareKey | None = None) -> None:
+        """Start one process for `launch` in the background, so the first prompt is warm too; with `spare`, the
+        first new conversation's session is made as soon as it is up (a first call then skips session/new too)."""
         if self._closed or self._find(launch) is not None or len(self._warm) >= self.max_processes:
             return
-        self._start(launch)
+        self._start(launch).first_spare = spare
 
     # -- leases -----------------------------------------------------------------------------------------------
 
@@ -162,6 +160,8 @@ class WarmPool:
         connection = warm.connection
         assert connection is not None
         warm.active += 1
+        if warm.active == 1:
+            warm.leases_ended = anyio.Event()
         created = False
         try:
             state, created = await self._session(warm, connection, conversation_id, cwd, (mode, model))
@@ -169,12 +169,13 @@ class WarmPool:
                 yield Lease(connection, state, created, warm)
         finally:
             warm.active -= 1
+            if warm.active == 0:
+                warm.leases_ended.set()
             warm.prompts += 1
             warm.last_used = time.monotonic()
-            if created:
-                # The next spare is made now, not while this prompt ran: the CLI is one event loop, and a session/new
-                # beside a prompt doubled the prompt's time.
-                self._replenish(warm, (cwd, mode, model))
+            if created and self._tg is not None:
+                # The next spare is made after this prompt, not beside it (spares.py says why).
+                replenish(warm, (cwd, mode, model), self._tg)
             self._after_prompt(warm)
 
     async def _session(
@@ -184,7 +185,7 @@ class WarmPool:
             return warm.sessions[conversation_id], False
         try:
             if conversation_id is None:
-                state = await self._fresh(warm, connection, (cwd, *settings))
+                state = await fresh(warm, connection, (cwd, *settings), self.max_spares)
             else:
                 result = await self._load(warm.launch, connection, conversation_id, cwd)
                 state = session_state(conversation_id, cwd, result)
@@ -196,64 +197,6 @@ class WarmPool:
             raise RunFailed("gemini --acp did not open the session in time", retryable=True) from None
         warm.sessions[state.session_id] = state
         return state, conversation_id is None
-
-    async def _fresh(self, warm: WarmProcess, connection: AcpConnection, key: SpareKey) -> SessionState:
-        """A session for a new conversation: a spare made in the background saves the ~30-70 ms session/new on the
-        caller's clock. A caller that finds none raises the spare count for its key (up to max_spares), so a
-        burst of fresh asks is served from spares the next time."""
-        state = await take_spare(warm, key)
-        if state is None and key in warm.spare_target:  # spares were kept for this key, and too few
-            warm.spare_target[key] = min(self.max_spares, warm.spare_target[key] + 1)
-            with anyio.move_on_after(REQUEST_TIMEOUT):
-                # A spare in flight is closer to done than a session/new started now (they queue on new_lock).
-                while state is None and warm.spare_making.get(key, 0) > 0:
-                    await warm.spare_done.wait()
-                    state = await take_spare(warm, key)
-        if state is None:
-            state = await take_spare(warm, key, any_settings=True) or await self._new_session(warm, connection, key[0])
-        return state  # its replacement is made once the lease ends (lease)
-
-    async def _new_session(self, warm: WarmProcess, connection: AcpConnection, cwd: Path) -> SessionState:
-        async with warm.new_lock:
-            result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
-        session_id = result.get("sessionId")
-        if not isinstance(session_id, str) or not session_id:
-            raise RunFailed("gemini --acp answered session/new without a session id")
-        warm.created.add(session_id)
-        return session_state(session_id, cwd, result)
-
-    def _replenish(self, warm: WarmProcess, key: SpareKey) -> None:
-        """Keep `spare_target` sessions ready (or being made) for `key`, made in the background."""
-        if self._tg is None or warm.draining:
-            return
-        target = warm.spare_target.pop(key, 1)
-        warm.spare_target[key] = target  # most recent last
-        while len(warm.spare_target) > SPARE_KEYS:
-            # Only the few most recent keys are refilled: each spare costs the CLI memory it never gives back.
-            del warm.spare_target[next(iter(warm.spare_target))]
-        while len(warm.spares.get(key, [])) + warm.spare_making.get(key, 0) < target:
-            warm.spare_making[key] = warm.spare_making.get(key, 0) + 1
-            self._tg.start_soon(self._make_spare, warm, key)
-
-    async def _make_spare(self, warm: WarmProcess, key: SpareKey) -> None:
-        """A session for a next fresh conversation in the key's cwd, already set to the key's mode and model."""
-        state: SessionState | None = None
-        try:
-            if warm.connection is not None:
-                state = await self._new_session(warm, warm.connection, key[0])
-                await configure(warm.connection, state, key[1], key[2])
-        except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
-            pass  # the next fresh conversation creates its own session and reports what goes wrong
-        finally:
-            warm.spare_making[key] = warm.spare_making.get(key, 1) - 1
-            if state is not None and warm.usable:
-                warm.spares.setdefault(key, []).append(state)
-                state = None
-            done, warm.spare_done = warm.spare_done, anyio.Event()
-            done.set()  # waiters take the spare, or make their own session when there is none
-            if warm.draining:
-                close_when_idle(warm)  # it waited for this spare's id (see close_when_idle)
-        # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
     async def _load(self, launch: Launch, connection: AcpConnection, session_id: str, cwd: Path) -> dict[str, Any]:
         home = gemini_home(launch.env)
@@ -327,6 +270,8 @@ class WarmPool:
             ) as connection:
                 warm.connection = connection
                 warm.ready.set()
+                if warm.first_spare is not None and self._tg is not None:
+                    replenish(warm, warm.first_spare, self._tg)
                 await connection.wait_closing()
         except AcpHandshakeError as exc:
             logger.warning("Warm Gemini CLI unavailable: %s", exc)

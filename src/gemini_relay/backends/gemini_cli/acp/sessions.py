@@ -110,9 +110,12 @@ class WarmProcess:
     spares: dict[SpareKey, list[SessionState]] = field(default_factory=dict[SpareKey, list[SessionState]])
     spare_target: dict[SpareKey, int] = field(default_factory=dict[SpareKey, int])  # grows with demand
     spare_making: dict[SpareKey, int] = field(default_factory=dict[SpareKey, int])  # spares being made
+    spare_sent: dict[SpareKey, int] = field(default_factory=dict[SpareKey, int])  # ... whose session/new is sent
     spare_done: anyio.Event = field(default_factory=anyio.Event)  # set (and replaced) as each spare is made
+    first_spare: SpareKey | None = None  # prewarmed: the spare made once the process is up
     new_lock: anyio.Lock = field(default_factory=anyio.Lock)  # concurrent session/new contend inside the CLI
-    active: int = 0
+    active: int = 0  # leases: prompts running, or about to (their session is being found)
+    leases_ended: anyio.Event = field(default_factory=anyio.Event)  # set (and replaced) whenever `active` drops to 0
     prompts: int = 0
     draining: bool = False
     last_used: float = field(default_factory=time.monotonic)
