@@ -63,18 +63,22 @@ async def wait_for_warm_process(home: Path) -> list[int]:
     return acp_processes(home)
 
 
-@pytest.mark.parametrize(
-    "prompt", ["say hi", "[[fake:unicode]]", "[[fake:big:40]]", "[[fake:error:500]]", "read @notes.md", "/help me"]
-)
-async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay: Relay, prompt: str) -> None:
+# The parity matrix (tests/backends/test_warm_cold_parity.py) proves warm == cold per upstream behaviour at the
+# backend; through the server, a long answer and an error show the server path changes nothing either returns, and
+# a slash command that the warm backend hands to the cold path (warm.py) answers as on a cold server.
+SERVER_SCENARIOS = ("[[fake:big:40]]", "[[fake:error:500]]", "/help me")
+
+
+async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay: Relay) -> None:
     async with relay.client(GEMINI_RELAY_WARM="off") as client:
-        cold = await client.call_tool("gemini-ask", {"prompt": prompt})
+        cold = [await client.call_tool("gemini-ask", {"prompt": prompt}) for prompt in SERVER_SCENARIOS]
+        assert acp_processes(relay.home) == []  # warm off never starts an ACP process
     async with relay.client(**WARM) as client:
         pids = await wait_for_warm_process(relay.home)
-        warm = await client.call_tool("gemini-ask", {"prompt": prompt})
-        assert acp_processes(relay.home) == pids  # the prewarmed process served it; no cold CLI was started
-    assert warm.is_error == cold.is_error
-    assert without_thread(text_of(warm)) == without_thread(text_of(cold))
+        warm = [await client.call_tool("gemini-ask", {"prompt": prompt}) for prompt in SERVER_SCENARIOS]
+        assert acp_processes(relay.home) == pids  # the prewarmed process served the warm ones; no second one
+    assert [r.is_error for r in warm] == [r.is_error for r in cold] == [False, True, False]
+    assert [without_thread(text_of(r)) for r in warm] == [without_thread(text_of(r)) for r in cold]
 
 
 async def test_a_cold_conversation_continues_warm_and_a_warm_one_continues_cold(relay: Relay) -> None:
@@ -90,7 +94,7 @@ async def test_a_cold_conversation_continues_warm_and_a_warm_one_continues_cold(
     assert text_of(cold_turn).startswith("Gemini response:\nturns=2\n\n"), text_of(cold_turn)
 
 
-async def test_gemini_cancel_cancels_the_warm_turn_and_keeps_the_process(relay: Relay) -> None:
+async def test_a_warm_turn_cancelled_by_gemini_cancel_or_by_the_client_leaves_the_process_serving(relay: Relay) -> None:
     results = []
     async with relay.client(**WARM) as client:
         pids = await wait_for_warm_process(relay.home)
@@ -102,26 +106,19 @@ async def test_gemini_cancel_cancels_the_warm_turn_and_keeps_the_process(relay: 
             tg.start_soon(stalled)
             await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, BOUND)
             cancelled = await client.call_tool("gemini-cancel", {})
+        seen = len(relay.api.requests)
+        async with anyio.create_task_group() as tg:
+
+            async def stalled_again() -> None:
+                await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
+
+            tg.start_soon(stalled_again)
+            await anyio.to_thread.run_sync(relay.api.wait_for_requests, seen + 1, BOUND)
+            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
         after = await client.call_tool("gemini-ask", {"prompt": "hi"})
         assert acp_processes(relay.home) == pids
     assert text_of(cancelled) == "Cancelled 1 run(s)."
     assert text_of(results[0]).startswith("Error executing gemini-ask: gemini-ask was cancelled by gemini-cancel")
-    assert "You said: hi" in text_of(after)
-
-
-async def test_an_mcp_cancel_of_a_warm_run_leaves_the_server_serving_warm(relay: Relay) -> None:
-    async with relay.client(**WARM) as client:
-        pids = await wait_for_warm_process(relay.home)
-        async with anyio.create_task_group() as tg:
-
-            async def stalled() -> None:
-                await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
-
-            tg.start_soon(stalled)
-            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, BOUND)
-            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
-        after = await client.call_tool("gemini-ask", {"prompt": "hi"})
-        assert acp_processes(relay.home) == pids
     assert "You said: hi" in text_of(after)
 
 
@@ -166,13 +163,6 @@ async def test_without_acp_the_calls_run_cold_with_one_notice(relay: Relay, tmp_
     assert "You said: one" in text_of(first)
     assert "ACP unavailable" not in text_of(second)
     assert "You said: two" in text_of(second)
-
-
-async def test_warm_off_never_starts_an_acp_process(relay: Relay) -> None:
-    async with relay.client(GEMINI_RELAY_WARM="off") as client:
-        result = await client.call_tool("gemini-ask", {"prompt": "hi"})
-        assert acp_processes(relay.home) == []
-    assert "You said: hi" in text_of(result)
 
 
 async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves_none(agy_relay: Relay) -> None:
@@ -237,17 +227,8 @@ async def test_with_the_host_a_job_is_served_by_the_hosts_warm_cli_and_collected
     assert acp_processes(relay.home)  # the warm CLI belongs to the host, not to the server that is gone
 
 
-async def test_two_servers_of_two_clients_share_the_hosts_one_warm_cli(relay: Relay) -> None:
-    async with relay.client(**WARM) as first, relay.client(**WARM) as second:
-        pids = await wait_for_warm_process(relay.home)
-        one = await first.call_tool("gemini-ask", {"prompt": "from the first client"})
-        two = await second.call_tool("gemini-ask", {"prompt": "from the second client"})
-        assert acp_processes(relay.home) == pids and len(pids) == 1  # one pool in the host serves both servers
-    assert "You said: from the first client" in text_of(one)
-    assert "You said: from the second client" in text_of(two)
-
-
 async def test_servers_whose_environments_differ_only_in_unrelated_variables_share_one_warm_cli(relay: Relay) -> None:
+    # Two clients, two servers: one pool in the host serves both (and unrelated variables do not split its key).
     async with (
         relay.client(**WARM, WINDOWID="41943047", OLDPWD="/tmp") as first,
         relay.client(**WARM, WINDOWID="52428807", OLDPWD="/var", SHLVL="3") as second,

@@ -25,7 +25,7 @@ from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
 from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
 from gemini_relay.config import Settings
-from gemini_relay.core.events import AgentEvent, Usage
+from gemini_relay.core.events import AgentEvent, ToolCall, ToolResult, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
@@ -58,6 +58,7 @@ class Outcome:
     usage: Usage | None
     model: str | None
     api: tuple[tuple[str, str | None], ...]  # (kind, model) of each request the emulator answered for the run
+    tools: tuple[tuple[str, ...], ...] = ()  # ("tool", name) and ("result", ok, error_type) in the order they came
     conversation_id: str | None = None
 
     @property
@@ -101,6 +102,7 @@ class Parity:
 
     async def _run(self, backend: GeminiCliBackend | AcpBackend | ApiBackend, spec: RunSpec) -> Outcome:
         seen = Transcript(spec)
+        tools: list[tuple[str, ...]] = []
         error: RunFailed | None = None
         before = len(self.api.requests)
         backend.check(spec)
@@ -109,6 +111,7 @@ class Parity:
             try:
                 async for event in events:
                     seen.apply(event)
+                    tools.extend(_tool_step(event))
             except RunFailed as exc:
                 error = exc
         finished = seen.finished
@@ -126,8 +129,19 @@ class Parity:
             usage=finished.usage if finished is not None and error is None else None,
             model=seen.model,
             api=tuple((r.kind, r.model) for r in self.api.requests[before:] if r.kind not in ("models", "unknown")),
+            tools=tuple(tools),
             conversation_id=seen.session_id,
         )
+
+
+def _tool_step(event: AgentEvent) -> list[tuple[str, ...]]:
+    match event:
+        case ToolCall(name=name):
+            return [("tool", name)]
+        case ToolResult(ok=ok, error_type=error_type):
+            return [("result", str(ok), str(error_type))]
+        case _:
+            return []
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +150,7 @@ def parity(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Parity]:
     project = base / "proj"
     project.mkdir()
     (project / "hello.txt").write_text("hi\n", encoding="utf-8")
+    (project / "notes.md").write_text(f"{NOTES}\n", encoding="utf-8")  # what an `@notes.md` the CLI read would send
     with FakeGeminiApi() as api, start_blocking_portal("asyncio") as portal:
         cli_env = isolated_cli_env(base, api.base_url)
         # No GEMINI_DEFAULT_MODEL: a spec without a model leaves the choice to the CLI, as a caller's would.
@@ -178,11 +193,20 @@ def _answered(text: str, usage: Usage = ONE_TURN) -> Callable[[Outcome], bool]:
     return lambda o: o.ok and o.text == text and o.status == "SUCCESS" and o.usage == usage and not o.notices
 
 
+def _literal(prompt: str) -> Callable[[Outcome], bool]:
+    """The CLI took the prompt as text: no file read through an `@` (literal_prompt). A leading `/` never reaches
+    AcpBackend (warm.py sends it cold): test_server_warm shows the warm server answer one as cold does."""
+    forms = (prompt, prompt.replace("@", "\\@"))  # the model gets the text, its `@` escaped or not
+    return lambda o: _answered(o.text)(o) and any(f in o.text for f in forms) and NOTES not in o.text and not o.tools
+
+
 BACKEND = FailureReason.BACKEND_ERROR
 QUOTA = FailureReason.QUOTA_EXHAUSTED
 NO_ANSWER = "Gemini returned no usable answer: "
 WARM_NO_ANSWER = _failed(BACKEND, None, NO_ANSWER + "the model sent an empty or blocked response (over ACP", None)
 EFFORT = {"effort": "high", "explicit": frozenset({"effort"})}
+NOTES = "NOTES-FILE-TEXT-7"
+READ_FILE_STEPS = (("tool", "read_file"), ("result", "True", "None"))
 
 CASES = [
     Case("success", "[[fake:echo:parity answer 42]]", _answered("parity answer 42")),
@@ -195,7 +219,12 @@ CASES = [
         warm=_answered(fake.big_text(100)),
     ),
     Case("thought", "[[fake:thought]]", _answered(fake.THOUGHT_ANSWER_TEXT)),
-    Case("tool call", "[[fake:tool_call]]", _answered(fake.TOOL_DONE_TEXT, TWO_TURNS)),
+    Case(
+        "tool call",
+        "[[fake:tool_call]]",
+        lambda o: _answered(fake.TOOL_DONE_TEXT, TWO_TURNS)(o) and o.tools == READ_FILE_STEPS,
+    ),
+    Case("at reference", "read @notes.md", _literal("read @notes.md")),
     Case("max tokens", "[[fake:max_tokens]]", _answered(fake.MAX_TOKENS_TEXT)),
     Case(
         "routed model",

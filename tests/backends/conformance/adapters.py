@@ -88,7 +88,9 @@ class Adapter:
     chunked_text: str  # the answer of CHUNKED
     stall_text: str
     unhonoured: tuple[dict[str, Any], str]  # RunSpec fields the backend cannot honour, and the word its notice names
-    stall_deadline: float = 3.0  # long enough for the upstream to start and send its first text
+    # A hang's deadline: long enough for a started upstream to send its first text (a warm pool is warmed up first,
+    # and a cold CLI's mirrored clock starts once it is up: see drive.drive).
+    stall_deadline: float = 3.0
     project: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -118,6 +120,9 @@ class Adapter:
 
     def upstream_processes(self) -> list[int]:
         raise NotImplementedError
+
+    async def warm_up(self, backend: Backend) -> None:
+        """Before a timed run: start what a backend keeps between runs (a warm pool's process). Most keep nothing."""
 
     def run_processes(self) -> list[int]:
         """The processes that exist only for the current run (a warm pool's process serves the next one)."""
@@ -170,28 +175,33 @@ class EmulatorAdapter(Adapter):
                 self.api = None
 
 
+def cli_env(base: Path, project: Path, base_url: str) -> dict[str, str]:
+    """The env of a Gemini CLI world in `base` (its home there) against the emulator at `base_url`."""
+    return {
+        "LANG": "C.UTF-8",
+        **isolated_cli_env(base, base_url),
+        "GEMINI_CLI_PATH": str(gemini_binary()),
+        "GEMINI_RELAY_PROJECT_ROOT": str(project),
+        "GEMINI_DEFAULT_MODEL": TEST_MODEL,
+        "GEMINI_RELAY_KILL_GRACE": "2",
+    }
+
+
+def home_processes(base: Path) -> list[int]:
+    return processes_with_env("GEMINI_CLI_HOME", str(base / "home"))
+
+
 class CliWorld(EmulatorAdapter):
     """The real Gemini CLI 0.61.0, one process per run (backends/gemini_cli/backend.py)."""
 
-    def cli_env(self, base_url: str) -> dict[str, str]:
-        cli = isolated_cli_env(self.base, base_url)
-        return {
-            "LANG": "C.UTF-8",
-            **cli,
-            "GEMINI_CLI_PATH": str(gemini_binary()),
-            "GEMINI_RELAY_PROJECT_ROOT": str(self.project),
-            "GEMINI_DEFAULT_MODEL": TEST_MODEL,
-            "GEMINI_RELAY_KILL_GRACE": "2",
-        }
-
     def upstream_processes(self) -> list[int]:
-        return processes_with_env("GEMINI_CLI_HOME", str(self.base / "home"))
+        return home_processes(self.base)
 
     @asynccontextmanager
     async def _cold(self) -> AsyncIterator[Backend]:
         async with self._emulator() as api:
             try:
-                yield GeminiCliBackend(Settings.from_env(self.cli_env(api.base_url)))
+                yield GeminiCliBackend(Settings.from_env(cli_env(self.base, self.project, api.base_url)))
             finally:
                 left = await wait_until_gone(self.upstream_processes)
                 assert left == [], f"{self.name}: processes left: {left}"
@@ -200,21 +210,48 @@ class CliWorld(EmulatorAdapter):
         return self._cold()
 
 
+@dataclass
+class SharedWarm:
+    """One emulator, one CLI home and one warm pool (one warm CLI) for every acp test of a module: each test's runs
+    have sessions of their own, in a project of its own."""
+
+    base: Path
+    api: FakeGeminiApi
+    pool: WarmPool
+
+
+@asynccontextmanager
+async def shared_warm(base: Path) -> AsyncIterator[SharedWarm]:
+    """The module's SharedWarm; on exit no process of its home is left."""
+    with FakeGeminiApi() as api:
+        try:
+            async with WarmPool(grace=2.0) as pool:
+                yield SharedWarm(base, api, pool)
+        finally:
+            left = await wait_until_gone(lambda: home_processes(base))
+            assert left == [], f"acp: processes left: {left}"
+
+
 class AcpWorld(CliWorld):
-    """The real Gemini CLI 0.61.0 warm over ACP (backends/gemini_cli/acp/), one pool per test."""
+    """The real Gemini CLI 0.61.0 warm over ACP (backends/gemini_cli/acp/), on the module's shared pool."""
+
+    shared: SharedWarm | None = None
 
     @asynccontextmanager
     async def _warm(self) -> AsyncIterator[Backend]:
-        async with self._emulator() as api:
-            try:
-                async with WarmPool(grace=2.0) as pool:
-                    yield AcpBackend(Settings.from_env(self.cli_env(api.base_url)), pool)
-            finally:
-                left = await wait_until_gone(self.upstream_processes)
-                assert left == [], f"{self.name}: processes left: {left}"
+        shared = self.shared
+        assert shared is not None, "make_adapter('acp', ...) needs the module's SharedWarm"
+        self.api = shared.api
+        try:
+            yield AcpBackend(Settings.from_env(cli_env(shared.base, self.project, shared.api.base_url)), shared.pool)
+        finally:
+            self.api = None
 
     def running(self) -> AbstractAsyncContextManager[Backend]:
         return self._warm()
+
+    def upstream_processes(self) -> list[int]:
+        return []  # the pool's process serves the module's next test; shared_warm checks none outlives the pool
 
     def run_processes(self) -> list[int]:
         return []
@@ -227,6 +264,12 @@ class AcpWorld(CliWorld):
             async with aclosing(open_run(backend, self.spec(prompt))) as events:
                 text = "".join([e.text async for e in events if isinstance(e, TextDelta)])
         assert text == expected
+
+    async def warm_up(self, backend: Backend) -> None:
+        prompt, expected = self.answer("warm up")
+        with anyio.fail_after(STOP_BOUND * 6):  # the pool boots its process: Node, on a machine maybe loaded
+            async with aclosing(open_run(backend, self.spec(prompt))) as events:
+                assert "".join([e.text async for e in events if isinstance(e, TextDelta)]) == expected
 
 
 class ApiWorld(EmulatorAdapter):
@@ -298,7 +341,7 @@ def _agy_big(kb: int) -> str:
 EMULATOR_UNHONOURED: tuple[dict[str, Any], str] = ({"agent": "reviewer", "explicit": frozenset({"agent"})}, "agent")
 
 
-def make_adapter(name: str, base: Path) -> Adapter:
+def make_adapter(name: str, base: Path, shared: SharedWarm | None = None) -> Adapter:
     emulator = {
         "prompts": _emulator_prompts(),
         "unicode_text": fake_gemini_api.UNICODE_TEXT,
@@ -307,12 +350,11 @@ def make_adapter(name: str, base: Path) -> Adapter:
         "unhonoured": EMULATOR_UNHONOURED,
     }
     if name == "gemini-cli":
-        # A cold CLI needs ~3 s (Node start) before its first text: a shorter deadline would cut it before the stall.
-        # Generous: a loaded 2-core machine boots Node several times slower, and the partial text must arrive first.
-        return CliWorld(name, base, enforces_deadline=False, stall_deadline=20.0, **emulator)  # type: ignore[arg-type]
+        return CliWorld(name, base, enforces_deadline=False, **emulator)  # type: ignore[arg-type]
     if name == "acp":
-        # The deadline also covers the pool's first warm process starting (Node again).
-        return AcpWorld(name, base, enforces_deadline=True, stall_deadline=20.0, **emulator)  # type: ignore[arg-type]
+        acp = AcpWorld(name, base, enforces_deadline=True, **emulator)  # type: ignore[arg-type]
+        acp.shared = shared
+        return acp
     if name == "api":
         return ApiWorld(name, base, enforces_deadline=True, **emulator)  # type: ignore[arg-type]
     if name == "agy":

@@ -3,11 +3,20 @@ backend cannot produce is marked skip with its reason (adapters.UNSUPPORTED) ins
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from tests.backends.conformance.adapters import BACKENDS, UNSUPPORTED, Adapter, Behaviour, make_adapter
+from tests.backends.conformance.adapters import (
+    BACKENDS,
+    UNSUPPORTED,
+    Adapter,
+    Behaviour,
+    SharedWarm,
+    make_adapter,
+    shared_warm,
+)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -28,6 +37,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "behaviour(b): the upstream behaviour a conformance test asks every backend for")
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module scope: the shared warm pool's task group lives in the module's one event loop
+
+
+@pytest.fixture(scope="module")
+async def warm(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedWarm]:
+    """One warm CLI for the module's acp tests (booted by the first of them; the others find it warm)."""
+    async with shared_warm(tmp_path_factory.mktemp("acp-shared")) as shared:
+        yield shared
+
+
 @pytest.fixture
-def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Adapter:
-    return make_adapter(str(request.param), tmp_path)
+def upstream(request: pytest.FixtureRequest, tmp_path: Path, warm: SharedWarm) -> Adapter:
+    return make_adapter(str(request.param), tmp_path, warm)

@@ -48,16 +48,22 @@ class AcpWorld:
         return AcpBackend(self.settings(**extra), pool)
 
     def spec(self, prompt: str, **fields: Any) -> RunSpec:
-        return RunSpec(tool="gemini-ask", prompt=prompt, cwd=self.project, **fields)
+        return RunSpec(tool="gemini-ask", prompt=prompt, **{"cwd": self.project, **fields})
 
-    def cold(self, prompt: str, *extra: str) -> list[AgentEvent]:
+    def folder(self, name: str) -> Path:
+        """A folder of the project for one test's runs (a shared world's tests do not see each other's files)."""
+        path = self.project / name
+        path.mkdir()
+        return path
+
+    def cold(self, prompt: str, *extra: str, cwd: Path | None = None) -> list[AgentEvent]:
         """A bare `gemini -p` (stream-json, prompt on stdin) decoded by the cold path's decoder."""
         cli_env = {k: v for k, v in self.env.items() if not k.startswith(("GEMINI_RELAY_", "GEMINI_MCP_"))}
         done = subprocess.run(
             [str(gemini_binary()), "--output-format", "stream-json", "-m", TEST_MODEL, *extra],
             input=prompt.encode(),
             env=cli_env,
-            cwd=self.project,
+            cwd=cwd or self.project,
             capture_output=True,
             timeout=BOUND * 3,
             start_new_session=True,
@@ -86,6 +92,16 @@ def text_of(events: list[AgentEvent]) -> str:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[AcpWorld]:
+    yield from _world(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AcpWorld]:
+    """One world for a module whose tests share a warm pool (each in a folder of its own: `world.folder`)."""
+    yield from _world(tmp_path_factory.mktemp("acp"))
+
+
+def _world(tmp_path: Path) -> Iterator[AcpWorld]:
     project = tmp_path / "proj"
     project.mkdir()
     with FakeGeminiApi() as api:
