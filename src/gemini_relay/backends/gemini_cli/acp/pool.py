@@ -48,7 +48,7 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
     session_count,
     session_state,
 )
-from gemini_relay.backends.gemini_cli.acp.spares import fresh, replenish
+from gemini_relay.backends.gemini_cli.acp.spares import first_spare, fresh, replenish
 from gemini_relay.backends.gemini_cli.settings import DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS, gemini_home
 from gemini_relay.backends.idle import IdleReaper
 from gemini_relay.config import DEFAULT_WARM_IDLE
@@ -65,6 +65,7 @@ DEFAULT_MAX_SPARES = 4  # spare sessions per (cwd, mode, model): a burst of fres
 RSS_CHECK_INTERVAL = 5.0  # reading /proc for the whole group costs a few ms; not on every prompt
 REPLAY_SETTLE = 2.0  # session/load replays history after its response; the commands list marks the end
 HANDSHAKE_RETRY = 60.0  # a key whose handshake failed is not retried sooner (each try costs a CLI boot)
+FIRST_SPARE_WAIT = 5.0  # a prewarmed process counts as ready once its first spare is made, or after this
 SPARE_SETTLE = 1.0  # at close, how long a session/new in flight may take to answer (it takes ~30-70 ms)
 
 
@@ -269,9 +270,10 @@ class WarmPool:
                 launch.binary, launch.env, launch.cwd, grace=self._grace, handshake_timeout=self._handshake_timeout
             ) as connection:
                 warm.connection = connection
+                if warm.first_spare is not None:
+                    with anyio.move_on_after(FIRST_SPARE_WAIT):  # a stuck session/new must not hold the first call
+                        await first_spare(warm, warm.first_spare)
                 warm.ready.set()
-                if warm.first_spare is not None and self._tg is not None:
-                    replenish(warm, warm.first_spare, self._tg)
                 await connection.wait_closing()
         except AcpHandshakeError as exc:
             logger.warning("Warm Gemini CLI unavailable: %s", exc)

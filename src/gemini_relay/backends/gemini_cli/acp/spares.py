@@ -1,9 +1,10 @@
 """Spare sessions: a session/new made in the background, so a new conversation does not pay its ~30-70 ms.
 
-A spare is made once no prompt has run for SPARE_QUIET: the CLI is one event loop, and a session/new beside a
-prompt (calls back to back, or a second spare queued on new_lock ahead of the prompt that took the first) held
-that prompt up by the whole session/new (the shared bench's "call sent -> first API request" was 76 ms, against
-4 ms for the ACP floor).
+A spare's session/new is never queued ahead of a prompt: the CLI is one event loop, and a second spare waiting on
+new_lock while a caller took the first was sent just before that caller's prompt, holding it up by a whole
+session/new (the shared bench's "call sent -> first API request" was 76 ms, against 4 ms for the ACP floor). So a
+maker sends only when no lease is active, checked once it holds new_lock; the first spare right after a lease ends
+is sent at once, before a cold CLI the user starts next could leave its projects.json lock behind (a 10 s stall).
 """
 
 from __future__ import annotations
@@ -31,8 +32,6 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
 )
 from gemini_relay.errors import RunFailed
 
-SPARE_QUIET = 0.05  # seconds without a lease before a spare's session/new is sent
-
 
 async def fresh(warm: WarmProcess, connection: AcpConnection, key: SpareKey, max_spares: int) -> SessionState:
     """A session for a new conversation. A caller that finds no spare raises the spare count for its key (up to
@@ -53,7 +52,11 @@ async def fresh(warm: WarmProcess, connection: AcpConnection, key: SpareKey, max
 
 async def new_session(warm: WarmProcess, connection: AcpConnection, cwd: Path) -> SessionState:
     async with warm.new_lock:
-        result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        return await _request_new(warm, connection, cwd)
+
+
+async def _request_new(warm: WarmProcess, connection: AcpConnection, cwd: Path) -> SessionState:
+    result = await connection.request("session/new", {"cwd": str(cwd), "mcpServers": []})
     session_id = result.get("sessionId")
     if not isinstance(session_id, str) or not session_id:
         raise RunFailed("gemini --acp answered session/new without a session id")
@@ -75,19 +78,27 @@ def replenish(warm: WarmProcess, key: SpareKey, tg: TaskGroup) -> None:
         tg.start_soon(make_spare, warm, key)
 
 
-async def make_spare(warm: WarmProcess, key: SpareKey) -> None:
-    """A session for a next fresh conversation in the key's cwd, already set to the key's mode and model."""
+async def make_spare(warm: WarmProcess, key: SpareKey, *, eager: bool = False) -> None:
+    """A session for a next fresh conversation in the key's cwd, already set to the key's mode and model. `eager`
+    (the prewarmed process's first spare, which the first call waits for): sent whatever leases are active."""
     state: SessionState | None = None
     sent = False
     try:
-        await _quiet(warm)
-        if warm.connection is not None and warm.usable:
-            warm.spare_sent[key] = warm.spare_sent.get(key, 0) + 1
-            sent = True
-            state = await new_session(warm, warm.connection, key[0])
+        while warm.usable and warm.connection is not None:
+            if warm.active and not eager:
+                await warm.leases_ended.wait()
+                continue
+            async with warm.new_lock:
+                if (warm.active and not eager) or not warm.usable or warm.connection is None:
+                    continue  # a lease began while this spare queued: not ahead of its prompt
+                warm.spare_sent[key] = warm.spare_sent.get(key, 0) + 1
+                sent = True
+                state = await _request_new(warm, warm.connection, key[0])
+            break
+        if state is not None and warm.connection is not None:
             await configure(warm.connection, state, key[1], key[2])
     except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
-        pass  # the next fresh conversation creates its own session and reports what goes wrong
+        state = None  # the next fresh conversation creates its own session and reports what goes wrong
     finally:
         if sent:
             warm.spare_sent[key] = warm.spare_sent.get(key, 1) - 1
@@ -102,13 +113,8 @@ async def make_spare(warm: WarmProcess, key: SpareKey) -> None:
     # A spare dropped here (its process is draining) is swept with the process's other unused recordings.
 
 
-async def _quiet(warm: WarmProcess) -> None:
-    """Until no lease has been active for SPARE_QUIET (or the process is no longer usable)."""
-    while warm.usable:
-        if warm.active:
-            await warm.leases_ended.wait()
-            continue
-        seen = warm.prompts
-        await anyio.sleep(SPARE_QUIET)
-        if not warm.active and warm.prompts == seen:
-            return
+async def first_spare(warm: WarmProcess, key: SpareKey) -> None:
+    """The prewarmed process's first spare, made before it counts as ready (the first call takes it)."""
+    warm.spare_target.setdefault(key, 1)
+    warm.spare_making[key] = warm.spare_making.get(key, 0) + 1
+    await make_spare(warm, key, eager=True)
