@@ -69,20 +69,6 @@ PNG = bytes.fromhex(
 )
 
 
-def inline_images(relay: Relay) -> list[dict[str, object]]:
-    """The inline image parts of every generate request the emulator saw."""
-    found: list[dict[str, object]] = []
-    for request in relay.api.requests:
-        body = request.body if isinstance(request.body, dict) else {}
-        for content in body.get("contents", []):
-            found += [p.get("inlineData") or p["inline_data"] for p in content.get("parts", []) if _inline(p)]
-    return found
-
-
-def _inline(part: dict[str, object]) -> bool:
-    return "inlineData" in part or "inline_data" in part
-
-
 @pytest.mark.parametrize("backend", ["cli-warm"])
 async def test_images_reach_the_model_on_the_backends_that_see_images(
     relay: Relay, backend: str, tmp_path: Path
@@ -93,7 +79,7 @@ async def test_images_reach_the_model_on_the_backends_that_see_images(
         plan = await client.call_tool("gemini-plan", {"task": "draw it", "images": ["shot.png"]})
     assert not result.is_error, text_of(result)
     assert not plan.is_error, text_of(plan)
-    sent = inline_images(relay)
+    sent = relay.api.inline_images()
     # Both calls sent the image (the CLI repeats a turn's parts in its router request too).
     assert len(sent) >= 2 and all((p.get("mimeType") or p.get("mime_type")) == "image/png" for p in sent), sent
     assert {p["data"] for p in sent} == {base64.b64encode(PNG).decode()}

@@ -1301,6 +1301,18 @@ class FakeGeminiApi:
             self._requests.append(request)
             self._cond.notify_all()
 
+    def inline_images(self) -> list[dict[str, object]]:
+        """The inline image parts of every generate request received (either JSON spelling of the SDKs)."""
+        found: list[dict[str, object]] = []
+        for request in self.requests:
+            body = request.body if isinstance(request.body, dict) else {}
+            for content in body.get("contents", []):
+                parts = content.get("parts", [])
+                found += [
+                    p.get("inlineData") or p["inline_data"] for p in parts if "inlineData" in p or "inline_data" in p
+                ]
+        return found
+
     def wait_for_requests(self, count: int, timeout: float = REQUEST_BOUND) -> list[LoggedRequest]:
         """Block until at least ``count`` requests are logged; raise ``TimeoutError`` after ``timeout`` seconds."""
         with self._cond:

@@ -20,20 +20,6 @@ PNG = bytes.fromhex(
 )
 
 
-def inline_images(api: FakeGeminiApi) -> list[dict[str, object]]:
-    """The inline image parts of every generate request the emulator saw."""
-    found: list[dict[str, object]] = []
-    for request in api.requests:
-        body = request.body if isinstance(request.body, dict) else {}
-        for content in body.get("contents", []):
-            found += [p.get("inlineData") or p["inline_data"] for p in content.get("parts", []) if _inline(p)]
-    return found
-
-
-def _inline(part: dict[str, object]) -> bool:
-    return "inlineData" in part or "inline_data" in part
-
-
 async def test_on_the_api_backend_images_reach_the_model_from_ask_and_plan(
     relay: InMemory, emulator: FakeGeminiApi
 ) -> None:
@@ -43,7 +29,7 @@ async def test_on_the_api_backend_images_reach_the_model_from_ask_and_plan(
         plan = await client.call_tool("gemini-plan", {"task": "draw it", "images": ["shot.png"]})
     assert not result.is_error, text_of(result)
     assert not plan.is_error, text_of(plan)
-    sent = inline_images(emulator)
+    sent = emulator.inline_images()
     assert len(sent) == 2 and all((p.get("mimeType") or p.get("mime_type")) == "image/png" for p in sent), sent
     assert {p["data"] for p in sent} == {base64.b64encode(PNG).decode()}
 
@@ -57,7 +43,7 @@ async def test_an_image_outside_the_project_or_at_a_private_url_is_refused(
         private = await client.call_tool("gemini-ask", {"prompt": "x", "images": ["https://127.0.0.1/a.png"]})
     assert result.is_error and "resolves outside" in text_of(result), text_of(result)
     assert private.is_error and "Refusing image URL https://127.0.0.1/a.png" in text_of(private), text_of(private)
-    assert inline_images(emulator) == []
+    assert emulator.inline_images() == []
 
 
 async def test_a_text_only_backend_refuses_images_with_the_reason(relay: InMemory) -> None:
