@@ -5,7 +5,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from gemini_relay.core.events import SessionStarted, TextDelta
+from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
+from gemini_relay.backends.gemini_cli.acp.sessions import WarmProcess
+from gemini_relay.backends.gemini_cli.sessions import header_id, latest_chats_file
+from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
 from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, collect
 
 pytestmark = pytest.mark.anyio
@@ -13,14 +16,30 @@ pytestmark = pytest.mark.anyio
 WOULD_BE_SENT = 2.0  # a spare's session/new answers in ~30-70 ms; this bound only sees that none was sent
 
 
+async def spares_ready(warm: WarmProcess, count: int) -> None:
+    with anyio.fail_after(BOUND):
+        while sum(map(len, warm.spares.values())) < count:
+            await warm.spare_done.wait()
+
+
+async def prewarmed_spare(pool: WarmPool, backend: AcpBackend) -> str:
+    """Prewarm one process and wait for its first spare: the session id the first fresh ask should take."""
+    backend.prewarm()
+    await spares_ready(pool._warm[0], 1)  # pyright: ignore[reportPrivateUsage]
+    (spare,) = pool._warm[0].created  # pyright: ignore[reportPrivateUsage]
+    return spare
+
+
+def session_of(events: list[AgentEvent]) -> str:
+    return next(e.session_id for e in events if isinstance(e, SessionStarted))
+
+
 async def test_a_spare_is_not_made_while_another_prompt_runs_and_is_made_once_it_ends(world: AcpWorld) -> None:
     async with world.pool() as pool:
         backend = world.backend(pool)
         await collect(backend, world.spec("warm up"))
         warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
-        with anyio.fail_after(BOUND):
-            while not sum(map(len, warm.spares.values())):
-                await warm.spare_done.wait()
+        await spares_ready(warm, 1)
 
         stalled = backend.run(world.spec("[[fake:stall]] a long answer"))  # takes the spare
         with anyio.fail_after(BOUND):
@@ -34,21 +53,49 @@ async def test_a_spare_is_not_made_while_another_prompt_runs_and_is_made_once_it
         assert len(warm.created) == sessions, "a spare's session/new went to the CLI beside the running prompt"
 
         await stalled.aclose()  # the turn is cancelled; then the spare is made
-        with anyio.fail_after(BOUND):
-            while not sum(map(len, warm.spares.values())):
-                await warm.spare_done.wait()
+        await spares_ready(warm, 1)
         assert len(warm.created) == sessions + 1
 
 
 async def test_a_prewarmed_process_has_the_first_new_conversations_session_ready(world: AcpWorld) -> None:
     async with world.pool() as pool:
         backend = world.backend(pool)
-        backend.prewarm()
-        warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
-        with anyio.fail_after(BOUND):
-            while not sum(map(len, warm.spares.values())):
-                await warm.spare_done.wait()
-        (spare,) = warm.created
+        spare = await prewarmed_spare(pool, backend)
         events = await collect(backend, world.spec("the first ask"))
-        started = next(e for e in events if isinstance(e, SessionStarted))
-        assert started.session_id == spare
+        assert session_of(events) == spare
+
+
+async def test_a_spare_whose_recording_a_cold_cli_deleted_is_still_used_and_its_conversation_can_be_resumed(
+    world: AcpWorld,
+) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        spare = await prewarmed_spare(pool, backend)
+        assert latest_chats_file(world.home, spare) is not None
+
+        await anyio.to_thread.run_sync(world.cold, "a bare run in the same project")
+        # The CLI's session cleanup (on by default) deletes every recording without a prompt as it starts.
+        assert latest_chats_file(world.home, spare) is None
+
+        events = await collect(backend, world.spec("the first warm ask"))
+        assert session_of(events) == spare, "the spare was dropped and the ask paid its own session/new"
+    recording = latest_chats_file(world.home, spare)
+    assert recording is not None and header_id(recording) == spare
+    resumed = await anyio.to_thread.run_sync(world.cold, "go on", "--resume", spare)
+    assert any(isinstance(e, TextDelta) for e in resumed)
+
+
+async def test_back_to_back_fresh_asks_each_take_a_spare_made_before_them(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        await collect(backend, world.spec("warm up"))
+        warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
+        await spares_ready(warm, 2)  # the second after a quiet moment
+        ready = {state.session_id for states in warm.spares.values() for state in states}
+
+        taken: list[str] = []
+        for prompt in ("one ask", "and the next at once"):
+            events = await collect(backend, world.spec(prompt))
+            taken.append(session_of(events))
+        # The second found a spare ready, not one whose session/new went to the CLI as the first ended.
+        assert set(taken) <= ready and len(taken) == 2

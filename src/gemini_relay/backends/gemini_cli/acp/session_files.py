@@ -1,4 +1,11 @@
-"""Keep `session/load` from wiping a saved conversation (Gemini CLI 0.61.0).
+"""Keep the Gemini CLI 0.61.0's own file handling from losing warm sessions' recordings.
+
+A spare's recording survives a cold CLI's start: that start deletes every recording without a prompt in its
+project (its session cleanup, on by default), and the warm CLI, which only ever appends, would then record the
+spare's first turn into a file without the header that names the session, which neither `--resume` nor
+`session/load` finds. The recording as it was when the spare was made is put back before the spare is used.
+
+`session/load` is kept from wiping a saved conversation:
 
 Loading first starts a fresh recording named `session-<now, to the minute>-<first 8 of id>.jsonl`, and only then
 reads the saved history. When the saved file has that very name (it was written in the same minute) the fresh
@@ -11,14 +18,56 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from gemini_relay.backends.gemini_cli.sessions import chats_files
+from gemini_relay.backends.gemini_cli.sessions import chats_files, header_id, latest_chats_file
 from gemini_relay.log import logger
 
 _CLI_NAME = re.compile(r"^session-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2})-([A-Za-z0-9_-]{1,8})\.jsonl$")
 _HEAD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A prompt-less session's recording as the CLI wrote it: where, and every byte of it (a header line)."""
+
+    path: Path
+    content: bytes
+
+
+def snapshot(home: Path, session_id: str) -> Recording | None:
+    """The session's recording now, or None when it has none or it is past a prompt-less size."""
+    path = latest_chats_file(home, session_id)
+    if path is None:
+        return None
+    try:
+        content = path.read_bytes()[: _HEAD_BYTES + 1]
+    except OSError:
+        return None
+    return Recording(path, content) if len(content) <= _HEAD_BYTES else None
+
+
+def ensure_recorded(home: Path, session_id: str, kept: Recording | None) -> bool:
+    """True when the session has its recording, putting `kept` back where a cleanup deleted it. The file is created
+    exclusively: a recording that reappeared meanwhile is never overwritten."""
+    if latest_chats_file(home, session_id) is not None:
+        return True
+    if kept is None:
+        return False
+    try:
+        fd = os.open(kept.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return header_id(kept.path) == session_id
+    except OSError as exc:
+        logger.info("Could not restore a spare warm session's recording: %s", exc.strerror)
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(kept.content)
+    logger.info("Restored a spare warm session's recording that a cold Gemini CLI's session cleanup deleted")
+    return True
 
 
 def protect_for_load(home: Path, session_id: str) -> list[Path]:

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection
-from gemini_relay.backends.gemini_cli.sessions import latest_chats_file
+from gemini_relay.backends.gemini_cli.acp.session_files import Recording, ensure_recorded
 from gemini_relay.backends.gemini_cli.settings import gemini_home
 from gemini_relay.log import logger
 from gemini_relay.supervise.groups import group_members
@@ -48,6 +48,7 @@ class SessionState:
     model: str | None
     default_model: str | None = None
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    recording: Recording | None = None  # a spare's recording as made (put back if a cold CLI deletes it)
 
 
 def group_rss(pgid: int) -> int:
@@ -168,15 +169,15 @@ async def take_spare(warm: WarmProcess, key: SpareKey, *, any_settings: bool = F
     """A ready spare for `key`; with any_settings, one for the same cwd in another mode or model (the run then
     applies its own settings, one set_mode/set_model round trip cheaper than session/new).
 
-    A spare whose recording is gone is dropped: a cold CLI starting in the project deletes the recordings of
-    sessions without a prompt (its session cleanup), and a first prompt would then start a file without the header
-    that names the session, which neither `--resume` nor `session/load` finds."""
+    A spare's recording deleted by a cold CLI's session cleanup is put back (session_files); a spare whose
+    recording cannot be is dropped, since its first prompt would start a file nobody could resume."""
     keys = [key] if not any_settings else [k for k in warm.spares if k[0] == key[0]]
     for candidate in keys:
         states = warm.spares.get(candidate, [])
         while states:
             state = states.pop(0)
-            if await anyio.to_thread.run_sync(latest_chats_file, gemini_home(warm.launch.env), state.session_id):
+            home = gemini_home(warm.launch.env)
+            if await anyio.to_thread.run_sync(ensure_recorded, home, state.session_id, state.recording):
                 return state
             logger.info("Dropped a spare warm session whose recording was deleted")
     return None

@@ -5,10 +5,16 @@ new_lock while a caller took the first was sent just before that caller's prompt
 session/new (the shared bench's "call sent -> first API request" was 76 ms, against 4 ms for the ACP floor). So a
 maker sends only when no lease is active, checked once it holds new_lock; the first spare right after a lease ends
 is sent at once, before a cold CLI the user starts next could leave its projects.json lock behind (a 10 s stall).
+
+Two spares are kept per key, and only the first is sent at once: the second waits for SPARE_QUIET without a
+prompt. An agent's back-to-back asks arrive milliseconds apart; the next one takes the ready spare while the CLI is
+idle, instead of waiting for a session/new sent as the previous ask ended (the bench's back-to-back ask took 8x the
+ACP floor).
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import anyio
@@ -20,6 +26,7 @@ from gemini_relay.backends.gemini_cli.acp.connection import (
     AcpConnectionLost,
     AcpRpcError,
 )
+from gemini_relay.backends.gemini_cli.acp.session_files import snapshot
 from gemini_relay.backends.gemini_cli.acp.sessions import (
     SPARE_KEYS,
     SessionState,
@@ -30,7 +37,19 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
     session_state,
     take_spare,
 )
+from gemini_relay.backends.gemini_cli.settings import gemini_home
 from gemini_relay.errors import RunFailed
+
+SPARES_START = 2  # spares kept per key at first; a burst of fresh asks raises it (fresh)
+SPARE_QUIET = 0.25  # seconds without a prompt before a spare beyond the first ready one is sent
+
+
+def _quiet_left(warm: WarmProcess, key: SpareKey) -> float:
+    """How long a spare for `key` still waits: 0 when none is ready (it is sent at once), else what is left of
+    SPARE_QUIET since the last prompt ended."""
+    if not warm.spares.get(key):
+        return 0.0
+    return warm.last_used + SPARE_QUIET - time.monotonic()
 
 
 async def fresh(warm: WarmProcess, connection: AcpConnection, key: SpareKey, max_spares: int) -> SessionState:
@@ -68,7 +87,7 @@ def replenish(warm: WarmProcess, key: SpareKey, tg: TaskGroup) -> None:
     """Keep `spare_target` sessions ready (or being made) for `key`, made in the background."""
     if warm.draining:
         return
-    target = warm.spare_target.pop(key, 1)
+    target = warm.spare_target.pop(key, SPARES_START)
     warm.spare_target[key] = target  # most recent last
     while len(warm.spare_target) > SPARE_KEYS:
         # Only the few most recent keys are refilled: each spare costs the CLI memory it never gives back.
@@ -88,15 +107,21 @@ async def make_spare(warm: WarmProcess, key: SpareKey, *, eager: bool = False) -
             if warm.active and not eager:
                 await warm.leases_ended.wait()
                 continue
+            if not eager and (left := _quiet_left(warm, key)) > 0:
+                await anyio.sleep(left)  # a prompt may start meanwhile: the loop looks again
+                continue
             async with warm.new_lock:
-                if (warm.active and not eager) or not warm.usable or warm.connection is None:
-                    continue  # a lease began while this spare queued: not ahead of its prompt
+                if not eager and (warm.active or _quiet_left(warm, key) > 0):
+                    continue  # a lease began, or another spare got ready, while this one queued
+                if not warm.usable or warm.connection is None:
+                    continue
                 warm.spare_sent[key] = warm.spare_sent.get(key, 0) + 1
                 sent = True
                 state = await _request_new(warm, warm.connection, key[0])
             break
         if state is not None and warm.connection is not None:
             await configure(warm.connection, state, key[1], key[2])
+            state.recording = await anyio.to_thread.run_sync(snapshot, gemini_home(warm.launch.env), state.session_id)
     except (AcpRpcError, AcpConnectionLost, TimeoutError, RunFailed):
         state = None  # the next fresh conversation creates its own session and reports what goes wrong
     finally:
@@ -115,6 +140,6 @@ async def make_spare(warm: WarmProcess, key: SpareKey, *, eager: bool = False) -
 
 async def first_spare(warm: WarmProcess, key: SpareKey) -> None:
     """The prewarmed process's first spare, made before it counts as ready (the first call takes it)."""
-    warm.spare_target.setdefault(key, 1)
+    warm.spare_target.setdefault(key, SPARES_START)  # the second is made after the first prompt (replenish)
     warm.spare_making[key] = warm.spare_making.get(key, 0) + 1
     await make_spare(warm, key, eager=True)
