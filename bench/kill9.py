@@ -154,13 +154,24 @@ def supervisor_pids(world: World, job_id: str) -> list[int]:
     return [pid] if pid in processes_of(world.relay.base) else []
 
 
-def cli_spawned(world: World, job_id: str) -> bool:
-    """The job's CLI has been spawned: its progress record names the CLI's pid (the relay host writes it)."""
+def _cli_pid(world: World, job_id: str) -> int | None:
+    """The pid of the job's CLI as its progress record names it (the relay host writes it once spawned)."""
     try:
         progress = world.store.progress(job_id)
     except (JobNotFound, OSError, ValueError):
-        return False
-    return progress is not None and progress.cli_pid is not None
+        return None
+    return progress.cli_pid if progress is not None else None
+
+
+def cli_spawned(world: World, job_id: str) -> bool:
+    """The job's CLI has been spawned."""
+    return _cli_pid(world, job_id) is not None
+
+
+def cli_pids(world: World, job_id: str) -> list[int]:
+    """The job's CLI while it lives."""
+    pid = _cli_pid(world, job_id)
+    return [pid] if pid is not None and pid in processes_of(world.relay.base) else []
 
 
 async def poll_until(check: Callable[[], bool], bound: float, what: str) -> None:
@@ -288,9 +299,9 @@ async def run_trial(world: World, trial: Trial) -> None:
         trial.error = trial.error or repr(exc)
     finally:
         resume(trial)
-    if trial.job_id:  # every supervisor of the job has ended by now (or is reported as an orphan)
+    if trial.job_id:  # the job's CLI has ended by now (or is reported as an orphan); the host outlives its jobs
         with contextlib.suppress(RuntimeError):
-            await poll_until(lambda: not supervisor_pids(world, trial.job_id), ORPHAN_BOUND, "supervisor exit")
+            await poll_until(lambda: not cli_pids(world, trial.job_id), ORPHAN_BOUND, "the job's CLI exit")
         trial.results_written = count_results_written(world, trial)
         with contextlib.suppress(JobNotFound):
             stored = world.store.result(trial.job_id)
