@@ -17,6 +17,7 @@ from typing import Any, NoReturn, cast
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.message import ServerMessageMetadata
 
 from gemini_relay.log import logger
 from gemini_relay.server.tasks.wire import MISSING_CLIENT_CAPABILITY, is_modern
@@ -99,7 +100,7 @@ class CallChannel:
                 self.need({key: sample_request(prompt, max_tokens)})
             return sampled_text(response)
         request = types.CreateMessageRequest.model_validate(sample_request(prompt, max_tokens))
-        result = await self._ctx.session.send_request(request, types.CreateMessageResult)
+        result = await self._ctx.session.send_request(request, types.CreateMessageResult, metadata=self._scoped())
         return sampled_text(result.model_dump(mode="json"))
 
     async def roots(self, *, key: str = "roots") -> list[str]:
@@ -109,8 +110,15 @@ class CallChannel:
             if response is None or not isinstance(response.get("roots"), list):
                 self.need({key: roots_request()})
             return [str(r.get("uri")) for r in response["roots"] if isinstance(r, Mapping)]
-        listed = await self._ctx.session.list_roots()
+        listed = await self._ctx.session.send_request(
+            types.ListRootsRequest(), types.ListRootsResult, metadata=self._scoped()
+        )
         return [str(root.uri) for root in listed.roots]
+
+    def _scoped(self) -> ServerMessageMetadata:
+        # On Streamable HTTP a request with no related id goes to the standalone GET stream, which a client may
+        # not have opened yet (or ever): the question would be lost and the call hang. It rides the call's stream.
+        return ServerMessageMetadata(related_request_id=self._ctx.request_id)
 
     async def log(self, level: str, message: str) -> None:
         if level not in _LEVELS:
