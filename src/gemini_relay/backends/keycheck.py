@@ -8,8 +8,10 @@ to the same endpoint with the same key). The key travels in a header, never in t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import httpx2
+if TYPE_CHECKING:
+    import httpx2
 
 DEFAULT_ENDPOINT = "https://generativelanguage.googleapis.com"
 DEFAULT_VERSION = "v1beta"
@@ -29,6 +31,8 @@ async def check_key(key: str, *, base_url: str | None, version: str | None, bear
     base = (base_url or DEFAULT_ENDPOINT).rstrip("/")
     url = f"{base}/{version or DEFAULT_VERSION}/models"
     headers = {"Authorization": f"Bearer {key}"} if bearer else {"x-goog-api-key": key}
+    import httpx2  # here: the relay host imports this module and boots the warm CLI sooner without it (~40 ms)
+
     try:
         async with httpx2.AsyncClient(timeout=CHECK_TIMEOUT, follow_redirects=False) as client:
             response = await client.get(url, params={"pageSize": "1"}, headers=headers)

@@ -62,6 +62,13 @@ class GeminiBackend(GeminiCliBackend):
         """Whether an owner would boot a warm CLI for this backend now (warm on and the binary found)."""
         return self._settings.warm and self.locate() is not None
 
+    async def warm_up(self) -> None:
+        """Probes `--help` ahead of a call only when calls run cold: a warm call never needs it, and probing (a
+        second CLI boot) while the warm CLI boots would slow the first call by as much (two node starts, 2 cores).
+        A cold fallback, gemini-help and the doctor probe on demand; the result is cached on disk after that."""
+        if not self.keeps_warm_process():
+            await super().warm_up()
+
     def prewarm(self) -> None:
         """Boot one warm process in the background so the first call is warm too."""
         if self._acp is not None:
