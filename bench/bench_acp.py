@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from bench.baseline import MODEL, bare_cli
 from bench.warm_mcp import BIG, warm_server
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import group_rss
@@ -34,7 +35,6 @@ from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
 from tests.harness import stop_host
 
-MODEL = "gemini-2.5-pro"
 PACE = 0.2  # seconds between warm calls (not timed)
 BURST_PACE = 1.0  # seconds between bursts of 4 (not timed): the spares a burst used are made again meanwhile
 RAW_BURST: list[float] = []  # raw ACP: 4 prompts on 4 fresh sessions at once (session/new not timed)
@@ -44,20 +44,6 @@ RAW_BIG: dict[str, list[float]] = {}  # raw ACP prompts answering 200 KB (whole 
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:9.1f} ms"
-
-
-def bare_cli(env: dict[str, str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [str(REPO_GEMINI_CLI), "-p", "hi", "-m", MODEL, "--output-format", "stream-json"],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=True,
-        start_new_session=True,
-    )
-    return time.perf_counter() - start
 
 
 class RawAcp:

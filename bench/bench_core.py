@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,30 +22,16 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from bench.baseline import MODEL, bare_cli
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
 from tests.harness import stop_host
 
-MODEL = "gemini-2.5-pro"
 IDLE = 1.0  # seconds between tools/list and a first call sent "later" (the warm CLI's boot then runs meanwhile)
 
 
 def median_ms(samples: list[float]) -> str:
     return f"{statistics.median(samples) * 1000:8.0f} ms"
-
-
-def bare_cli(env: dict[str, str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [str(REPO_GEMINI_CLI), "-p", "hi", "-m", MODEL, "--output-format", "stream-json"],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=True,
-        start_new_session=True,
-    )
-    return time.perf_counter() - start
 
 
 async def relay_round(env: dict[str, str], cwd: Path, asks: int, idle: float = 0.0) -> tuple[float, float, list[float]]:

@@ -21,7 +21,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bench.bench_core import MODEL, bare_cli, relay_round
+from bench.baseline import MODEL, bare_cli
+from bench.bench_core import relay_round
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
 from tests.harness import stop_host
