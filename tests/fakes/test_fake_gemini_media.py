@@ -233,6 +233,15 @@ def test_veo_predict_long_running_is_polled_until_done_then_downloaded(
     assert api.media.generation_count("video") == 1
 
 
+def test_a_held_veo_operation_is_done_at_the_poll_after_it_is_finished(api: FakeGeminiApi) -> None:
+    api.media.operation_polls = 1_000_000
+    started = raw(api, "POST", "/v1beta/models/veo-3.1-generate-preview:predictLongRunning", {"instances": [{}]})
+    name = started.json()["name"]
+    assert "done" not in raw(api, "GET", f"/v1beta/{name}").json()
+    api.media.finish_operations()
+    assert raw(api, "GET", f"/v1beta/{name}").json()["done"] is True
+
+
 def test_a_veo_safety_block_finishes_with_filtered_media(api: FakeGeminiApi, client: genai.Client) -> None:
     started = raw(
         api,

@@ -18,6 +18,7 @@ from tests.inmemory.conftest import InMemory, on_the_api
 from tests.media_results import assert_files_linked, call_ok, facts, text
 
 pytestmark = pytest.mark.anyio
+HELD_BOUND = 30.0  # a held operation is let go by the first heartbeat that quotes it; a loaded machine may be slow
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +27,9 @@ def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     needs no half second here (the polling itself is what runs)."""
     monkeypatch.setattr(video, "POLL_FIRST", 0.01)
     monkeypatch.setattr(interactions, "POLL_FIRST", 0.01)
+    monkeypatch.setattr(
+        video, "POLL_MAX", 0.2
+    )  # a held operation is polled often enough to end soon after it is let go
 
 
 def media_env(api: FakeGeminiApi, toolsets: str = "media") -> dict[str, str]:
@@ -170,14 +174,17 @@ def urlopen_text(api: FakeGeminiApi, path: str) -> str:
 
 
 async def test_progress_heartbeats_quote_the_generation_while_it_runs(relay: InMemory, emulator: FakeGeminiApi) -> None:
-    emulator.media.operation_polls = 3
+    emulator.media.operation_polls = 1_000_000  # held until a heartbeat has quoted it: no race with the clock
     seen: list[str] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append(message or "")
+        if "Generating video with veo-3.1-generate-preview" in (message or ""):
+            emulator.media.finish_operations()
 
-    async with relay.client(**media_env(emulator), GEMINI_HEARTBEAT_MS="200") as client:
-        result = await client.call_tool("gemini-video", {"prompt": "beat"}, progress_callback=on_progress)
+    with anyio.fail_after(HELD_BOUND):
+        async with relay.client(**media_env(emulator), GEMINI_HEARTBEAT_MS="50") as client:
+            result = await client.call_tool("gemini-video", {"prompt": "beat"}, progress_callback=on_progress)
     assert not result.is_error, text(result)
     assert any("Generating video with veo-3.1-generate-preview" in m for m in seen), seen
 
