@@ -129,7 +129,7 @@ def processes_using(home: Path) -> list[int]:
         try:
             environ = (entry / "environ").read_bytes()
             state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
-        except OSError:
+        except (OSError, IndexError):  # gone between the listing and the reads
             continue
         if state not in (b"Z", b"X") and marker in environ.split(b"\0"):
             found.append(int(entry.name))

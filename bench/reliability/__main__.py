@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -63,7 +64,8 @@ async def run(short: bool, names: list[str]) -> list[Figure]:
         try:
             got = await CATEGORIES[name](short)
         except Exception as exc:  # noqa: BLE001 - an attack that breaks is a failed figure, not a crash of the suite
-            got = [Figure(name, "attack ran to the end", repr(exc)[:80], "yes", False, [repr(exc)])]
+            where = "".join(traceback.format_exception(exc)[-3:]).strip()  # the last frames: enough to find it again
+            got = [Figure(name, "attack ran to the end", repr(exc)[:80], "yes", False, [repr(exc), where])]
         figures += got
         bad = sum(not f.ok for f in got)
         print(f"{name}: {len(got)} figures, {bad} off goal ({time.monotonic() - started:.0f}s)", file=sys.stderr)

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from bench.kill9 import _cmdline, _ppid, processes_of
+from bench.kill9 import _cmdline, processes_of
 from bench.reliability.table import Figure, printed, zero
 from bench.reliability.world import CALL_BOUND, call, left_running, world
 from tests.harness import cli_processes
@@ -23,6 +23,14 @@ CATEGORY = "load"
 CAP = 3
 INTERVAL = 1.0  # GEMINI_RELAY_PROGRESS_INTERVAL during the attack
 SLACK = 2.0  # a keepalive may be this late on a loaded machine before it counts as silence
+
+
+def _pgid(pid: int) -> int | None:
+    """The process group of `pid`, None once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[2])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def rss_kb(pids: list[int]) -> int:
@@ -56,12 +64,17 @@ async def attack(short: bool) -> list[Figure]:
 
             async def sample() -> None:
                 while not done.is_set():
-                    # runs of the CLI (its argv), not the processes a CLI starts itself (they inherit its env)
+                    # runs of the CLI (its argv), not the processes a CLI starts itself (they inherit its env); each
+                    # run is its own process group, so a run counts once even when the CLI relaunched itself and one
+                    # of the two was reparented (or gone) by the time it was read
                     runs = [p for p in cli_processes(w.relay.home) if b"--output-format" in _cmdline(p)]
-                    mine = [p for p in runs if _ppid(p) not in runs]  # the CLI forks a worker copy of itself
-                    peak["cli"] = max(peak["cli"], len(mine))
-                    if len(mine) > CAP and len(over) < 5:
-                        over.append("; ".join(f"pid {p} ppid {_ppid(p)} {_cmdline(p)[1][-40:]!r}" for p in mine))
+                    groups: dict[int, list[int]] = {}
+                    for pid in runs:
+                        if (group := _pgid(pid)) is not None:
+                            groups.setdefault(group, []).append(pid)
+                    peak["cli"] = max(peak["cli"], len(groups))
+                    if len(groups) > CAP and len(over) < 5:
+                        over.append("; ".join(f"group {g}: pids {pids}" for g, pids in groups.items()))
                     peak["rss"] = max(peak["rss"], rss_kb(processes_of(w.relay.base)))
                     await anyio.sleep(0.02)
 
