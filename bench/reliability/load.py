@@ -7,6 +7,7 @@ loaded 2-core machine); the peak RSS of the server and its children is printed.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,8 @@ SLACK = 2.0  # a keepalive may be this late on a loaded machine before it counts
 def _pgid(pid: int) -> int | None:
     """The process group of `pid`, None once it is gone."""
     try:
-        return int(Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[2])
-    except (OSError, IndexError, ValueError):
+        return os.getpgid(pid)
+    except OSError:
         return None
 
 
