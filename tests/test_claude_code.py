@@ -16,12 +16,17 @@ from tests.transports.http_server import http_server
 CLAUDE_TIMEOUT = 180.0
 
 
+# Where the README's install puts the console script, `"$PWD/.venv/bin/gemini-relay"` run from the clone: here, the
+# script beside the interpreter running the tests (the clone's own .venv under scripts/test).
+INSTALLED = Path(sys.executable).parent / "gemini-relay"
+
+
 def readme_line(*, http: bool) -> str:
-    """The README's `claude mcp add` line for stdio, or the one for HTTP."""
+    """The README's `claude mcp add` line for stdio, or the one for HTTP, with the clone's path as the shell sees it."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     lines: list[str] = re.findall(r"^claude mcp add .*$", readme, re.MULTILINE)
     (line,) = [line for line in lines if ("--transport http" in line) == http]
-    return line
+    return line.replace('"$PWD/.venv/bin/gemini-relay"', f'"{INSTALLED}"')
 
 
 def claude(relay: Relay, command: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -59,7 +64,12 @@ def test_claude_code_adds_the_server_with_the_readme_line_and_lists_it_connected
     listed = claude(relay, "claude mcp list")
     assert added.returncode == 0, added.stderr
     assert listed.returncode == 0, listed.stderr
-    assert re.search(r"^gemini-relay: gemini-relay +- ✔ Connected$", listed.stdout, re.MULTILINE), listed.stdout
+    assert re.search(rf"^gemini-relay: {re.escape(str(INSTALLED))} +- ✔ Connected$", listed.stdout, re.MULTILINE), listed.stdout
+
+
+def test_the_readme_line_starts_the_relay_by_absolute_path_not_a_bare_name_off_path() -> None:
+    line = readme_line(http=False)
+    assert line.endswith(f'-- "{INSTALLED}"'), line
 
 
 def test_claude_code_connects_over_http_with_the_token_and_is_refused_without_it(relay: Relay) -> None:
