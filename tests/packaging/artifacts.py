@@ -1,6 +1,6 @@
 """The published artifacts, built as a release builds them: the sdist and the wheel (`python -m build` on a clean
-copy of the checkout's files, the wheel made from the sdist). uv runs offline here: scripts/test fills uv's cache
-with the dependencies before the suite."""
+copy of the checkout's files, the wheel made from the sdist) and the MCP Bundle (`mcpb pack` of mcpb/ with that wheel
+and a uv.lock). uv runs offline here: scripts/test fills uv's cache with the dependencies before the suite."""
 
 from __future__ import annotations
 
@@ -20,9 +20,12 @@ from uv import find_uv_bin
 
 from gemini_relay import __version__
 from tests.harness import REPO
+from tests.real_clients import MCPB, require
 
+MCPB_SOURCE = REPO / "mcpb"  # the bundle's files but the wheel and the lock, which packing adds
 WHEEL_NAME = f"gemini_relay-{__version__}-py3-none-any.whl"
 SDIST_NAME = f"gemini_relay-{__version__}.tar.gz"
+BUNDLE_NAME = f"gemini-relay-{__version__}.mcpb"
 # Folders no release artifact takes files from: copying them would only slow the build's copy down.
 NOT_PACKAGED = ("tests/", "bench/", "docs/", "scripts/", ".ci/", "mcpb/")
 STEP_TIMEOUT = 240.0  # a bound for one build step on a loaded 2-core machine (a quiet one takes a few seconds)
@@ -131,6 +134,17 @@ def run_offline(argv: list[str | Path], env: dict[str, str], cwd: Path) -> str:
             pytest.fail(message)
         pytest.skip(message)
     pytest.fail(f"{' '.join(str(a) for a in argv)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+
+
+def pack_bundle(dist: Dist, out: Path, env: dict[str, str]) -> Path:
+    """mcpb/ plus the wheel and its uv.lock, packed with the official CLI."""
+    stage = out / "bundle"
+    shutil.copytree(MCPB_SOURCE, stage, ignore=shutil.ignore_patterns("__pycache__", ".venv", "uv.lock"))
+    shutil.copy2(dist.wheel, stage / WHEEL_NAME)
+    run_offline([find_uv_bin(), "lock", "--directory", stage], env, out)
+    bundle = out / BUNDLE_NAME
+    run([require(MCPB, "@anthropic-ai/mcpb"), "pack", stage, bundle])
+    return bundle
 
 
 def once(root: Path, name: str, make: Callable[[Path], T]) -> T:
