@@ -70,6 +70,7 @@ def test_the_manifest_is_a_uv_bundle_of_this_version_listing_the_default_tools()
     assert [tool["name"] for tool in m["tools"]] == DEFAULT_TOOLS
     assert m["compatibility"]["runtimes"]["python"] == ">=3.11"
     project = tomllib.loads((MCPB_SOURCE / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["version"] == __version__
     assert project["project"]["dependencies"] == [f"gemini-relay=={__version__}"]
     assert project["tool"]["uv"]["sources"]["gemini-relay"] == {"path": WHEEL_NAME}
 

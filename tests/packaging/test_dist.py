@@ -28,7 +28,8 @@ from tests.packaging.artifacts import Dist, offline_env, package_files, run, run
 
 DEFAULT_TOOLS = [tool.name for tool in registry(test_tools=False)]
 MCP_BOUND = 120.0  # a bound for a start and three requests on a loaded machine (a quiet one takes about 2 s)
-PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+PYPROJECT_FILE = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+PYPROJECT = PYPROJECT_FILE["project"]
 
 
 def metadata(dist: Dist) -> Message:
@@ -75,7 +76,10 @@ def test_the_sdist_holds_the_source_license_and_changelog_and_no_partial_test_su
 def test_the_wheel_metadata_is_complete_and_names_the_one_version(dist: Dist) -> None:
     meta = metadata(dist)
     assert meta["Name"] == "gemini-relay"
-    assert meta["Version"] == __version__ == PYPROJECT.get("version", __version__)
+    assert meta["Version"] == __version__
+    # The one place: pyproject reads the version from the package (server.json and mcpb/ are checked against it).
+    assert "version" not in PYPROJECT and PYPROJECT["dynamic"] == ["version"]
+    assert PYPROJECT_FILE["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "gemini_relay.__version__"}
     assert meta["License-Expression"] == "MIT" and meta["License-File"] == "LICENSE"
     assert meta["Requires-Python"] == ">=3.11"
     assert meta["Description-Content-Type"] == "text/markdown"
