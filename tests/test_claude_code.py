@@ -64,7 +64,8 @@ def test_claude_code_adds_the_server_with_the_readme_line_and_lists_it_connected
     listed = claude(relay, "claude mcp list")
     assert added.returncode == 0, added.stderr
     assert listed.returncode == 0, listed.stderr
-    assert re.search(rf"^gemini-relay: {re.escape(str(INSTALLED))} +- ✔ Connected$", listed.stdout, re.MULTILINE), listed.stdout
+    connected = rf"^gemini-relay: {re.escape(str(INSTALLED))} +- ✔ Connected$"
+    assert re.search(connected, listed.stdout, re.MULTILINE), listed.stdout
 
 
 def test_the_readme_line_starts_the_relay_by_absolute_path_not_a_bare_name_off_path() -> None:

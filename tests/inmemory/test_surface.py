@@ -18,8 +18,9 @@ from gemini_relay.tools.common.definition import worded
 from gemini_relay.tools.common.inputs import wire_schema
 from gemini_relay.tools.registry import TOOLSETS, registry
 from gemini_relay.tools.review import toolset as review_toolset
+from tests.harness import REPO
 from tests.inmemory import echo_tool
-from tests.inmemory.conftest import InMemory
+from tests.inmemory.conftest import InMemory, text_of
 from tests.inmemory.surface import SNAPSHOT, combinations, combo_key, surface_of, unfold
 
 pytestmark = pytest.mark.anyio
@@ -119,3 +120,30 @@ async def test_a_new_tool_is_its_own_module_and_one_line_in_its_toolsets_list(
     assert served["tools"][:-1] == recorded["tools"] and served["prompts"][:-1] == recorded["prompts"]
     assert served["instructions"].replace("- gemini-echo: the text said back\n", "") == recorded["instructions"]
     assert without == unfold(snapshot, combo_key((), False))  # its toolset off: not a trace of it
+
+
+# --- seed 000, and where the relay departs from it ----------------------------------------------------------------
+
+
+async def test_the_default_surface_departs_from_seed_000_only_as_docs_seeds_says(relay: InMemory) -> None:
+    async with relay.client() as client:
+        caps = client.server_capabilities
+        tools = (await client.list_tools()).tools
+        resources = await client.list_resources()
+        refused = await client.call_tool("gemini-ping", {"promt": "typo"})
+    # 000 declares tools, prompts and logging; the relay adds resources, answered empty (docs/seeds.md, row 2).
+    assert caps.tools is not None and caps.prompts is not None and caps.logging is not None
+    assert caps.resources is not None and resources.resources == []
+    # 000's schemas drop unknown arguments; the relay's forbid them and say so (docs/seeds.md, row 1).
+    assert all(t.input_schema.get("additionalProperties") is False for t in tools)
+    assert refused.is_error and "promt: unknown argument" in text_of(refused)
+    table = (REPO / "docs" / "seeds.md").read_text(encoding="utf-8")
+    assert "`additionalProperties: false`" in table and "also `resources`" in table and "<array of N>" in table
+
+
+async def test_gemini_cancel_is_destructive_and_idempotent_as_agy_mcps_cancel_is_annotated(relay: InMemory) -> None:
+    for toolsets in ((), (Toolset.JOBS,)):
+        served = await surface_of(relay, toolsets, False)
+        (cancel,) = [t for t in served["tools"] if t["name"] == "gemini-cancel"]
+        assert cancel["annotations"]["destructiveHint"] is True
+        assert cancel["annotations"]["idempotentHint"] is True

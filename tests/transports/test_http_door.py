@@ -72,6 +72,18 @@ def test_a_foreign_origin_is_refused_with_403_even_with_the_token(server: HttpSe
     assert post(server, {"Origin": f"http://localhost:{server.port + 1}", **bearer()}).status_code == 403
 
 
+@pytest.mark.parametrize("site", ["cross-site", "same-site", "Cross-Site"])
+def test_a_browser_request_from_another_site_is_refused_with_403_even_without_an_origin(
+    server: HttpServer, site: str
+) -> None:
+    assert post(server, {"Sec-Fetch-Site": site, **bearer()}).status_code == 403
+
+
+@pytest.mark.parametrize("site", ["same-origin", "none"])
+def test_a_same_origin_or_typed_in_browser_request_is_let_in(server: HttpServer, site: str) -> None:
+    assert post(server, {"Sec-Fetch-Site": site, **bearer()}).status_code == 200
+
+
 def test_a_body_over_4_mib_is_refused_with_413(server: HttpServer) -> None:
     body = json.dumps({**INIT, "padding": "x" * (4 * 1024 * 1024)}).encode()
     response = post(server, bearer(), body)

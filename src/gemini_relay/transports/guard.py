@@ -141,14 +141,20 @@ class Door:
         await self.app(scope, receive, send)
 
     def _foreign(self, request: Request) -> Response | None:
-        """421 for a Host, 403 for an Origin that does not name this listener (as the SDK's check answers)."""
+        """421 for a Host, 403 for an Origin that does not name this listener (as the SDK's check answers), and 403
+        for a browser's request from another site: a page that sends no Origin still sends `Sec-Fetch-Site`, and
+        `same-site` covers every other port of 127.0.0.1 (a site ignores the port)."""
         host, origin = request.headers.get("host"), request.headers.get("origin")
+        fetch_site = request.headers.get("sec-fetch-site", "").strip().lower()
         if host not in self._hosts:
             requests_log.info("Refused a request with Host %s (421): not this listener", shown(host))
             return Response("Invalid Host header", status_code=421)
         if origin and origin not in self._origins:
             requests_log.info("Refused a request with Origin %s (403): not this listener", shown(origin))
             return Response("Invalid Origin header", status_code=403)
+        if fetch_site in ("cross-site", "same-site"):
+            requests_log.info("Refused a request with Sec-Fetch-Site %s (403): another site's page", shown(fetch_site))
+            return Response("Cross-site request refused", status_code=403)
         return None
 
     def _token_in_query(self, request: Request) -> Response | None:

@@ -24,6 +24,7 @@ TOOL = ToolDef(
     handler=cancel,
     read_only=False,
     destructive=True,
+    idempotent=True,  # cancelling again changes nothing more (agy-mcp's agy_cancel says the same)
     open_world=False,
     prompt_description="Cancel every running Gemini call.",
 )

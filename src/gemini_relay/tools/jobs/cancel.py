@@ -44,6 +44,7 @@ TOOL = ToolDef(
     handler=cancel,
     read_only=False,
     destructive=True,
+    idempotent=True,  # as agy-mcp's agy_cancel: a second cancel of a job changes nothing more
     open_world=False,
     prompt_description="Cancel running Gemini calls or one job.",
 )
