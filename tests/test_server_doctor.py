@@ -53,6 +53,11 @@ def rejected_key(relay: Relay) -> None:
     relay.api.reject_key("dummy")
 
 
+def denied_key(relay: Relay) -> None:
+    """A key the API knows (its models listing works) that may not call the models: generateContent answers 403."""
+    relay.api.deny_key("dummy")
+
+
 NO_AUTH = settings_without("security", "auth")
 NO_TRUST = settings_without("security", "folderTrust")
 GATEWAY = {**CLI_SETTINGS, "security": {**CLI_SETTINGS["security"], "auth": {"selectedType": "gateway"}}}
@@ -61,6 +66,8 @@ UNSET_VERTEX = "Unset GOOGLE_GENAI_USE_VERTEXAI to use GEMINI_API_KEY"
 SELECTED = 'Set security.auth.selectedType to "gemini-api-key" (or "vertex-ai") in'
 SET_KEY = "Set GEMINI_API_KEY in the server's env"
 TRUST = "Set GEMINI_CLI_TRUST_WORKSPACE=true in the server's env"
+DENIED = "may not call gemini-2.5-pro"
+WARM: dict[str, str | None] = {"GEMINI_RELAY_WARM": "on"}
 SETUPS = [
     Setup(
         "isolated",
@@ -69,7 +76,7 @@ SETUPS = [
         shown=(
             "Verdict: ✅ System Ready",
             "0.61.0",  # the pinned CLI's `--version`
-            "accepted the key (a models listing, no tokens)",
+            "let the key call gemini-2.5-pro (a countTokens call, no tokens)",
             "exits 15 min after its last run or request (GEMINI_RELAY_HOST_IDLE)",  # the host's idle exit
         ),
     ),  # fmt: skip
@@ -110,6 +117,20 @@ SETUPS = [
         "The API refused the key: set a valid GEMINI_API_KEY",
         prepare=rejected_key,
     ),  # fmt: skip
+    Setup("key may not call the model", False, DENIED, "HTTP 403", prepare=denied_key),
+    # Warm runs (`gemini --acp`) pick their auth type as ACP mode does: with GOOGLE_GEMINI_BASE_URL set and no
+    # selectedType it is `gateway`, which ACP accepts; they do not check folder trust.
+    Setup(
+        "warm: base URL without selectedType",
+        True,
+        "- auth: gateway (GOOGLE_GEMINI_BASE_URL is set",
+        settings=NO_AUTH,
+        env=WARM,
+        shown=("Verdict: ✅ System Ready", "exit 41"),  # the cold path's refusal is still said, as a note
+    ),  # fmt: skip
+    Setup("warm: untrusted folder", True, "not checked by warm runs", settings=NO_TRUST, env=WARM),
+    Setup("warm: key unset", False, SET_KEY, "Gemini API key is missing", env={**WARM, "GEMINI_API_KEY": None}),
+    Setup("warm: key may not call the model", False, DENIED, "HTTP 403", env=WARM, prepare=denied_key),
 ]
 
 
@@ -133,8 +154,30 @@ async def test_doctor_says_ready_exactly_when_a_run_works_and_names_the_fix(rela
         assert any(setup.fix in problem for problem in structured["problems"]), structured["problems"]
         assert setup.said in text_of(ask)  # the failed run names the fix too
     assert all(line in text_of(doctor) for line in setup.shown), text_of(doctor)
-    # The key check spends no tokens: doctor's own requests are at most one models listing.
-    assert checked in ([], ["models"], ["rejected_key"]), checked
+    # The readiness check spends no tokens: doctor's own request is at most one countTokens call.
+    assert checked in ([], ["count_tokens"], ["rejected_key"], ["denied"]), checked
     if setup.id == "isolated":
-        assert checked == ["models"]
-    assert not [r for r in relay.api.requests if r.kind not in ("main", "router", "models", "rejected_key")]
+        assert checked == ["count_tokens"]
+    assert not [
+        r for r in relay.api.requests if r.kind not in ("main", "router", "count_tokens", "rejected_key", "denied")
+    ]
+
+
+async def test_the_api_backend_is_ready_only_when_the_key_may_call_the_default_model(relay: Relay) -> None:
+    env = {"GEMINI_MCP_BACKEND": "api", "GEMINI_CLI_PATH": None}
+    for denied in (False, True):
+        if denied:
+            relay.api.deny_key("dummy")
+        relay.api.clear_requests()
+        async with relay.client(**env) as client:
+            doctor = await client.call_tool("gemini-doctor", {})
+            checked = sorted(r.kind for r in relay.api.requests)
+            ask = await client.call_tool("gemini-ask", {"prompt": "hi"})
+        structured = doctor.structured_content
+        assert structured is not None
+        assert structured["ready"] is not denied, text_of(doctor)
+        assert ask.is_error is denied, text_of(ask)
+        assert checked == (["denied", "models"] if denied else ["count_tokens", "models"])  # no generate call
+        if denied:
+            assert any(DENIED in p and "HTTP 403 PERMISSION_DENIED" in p for p in structured["problems"]), structured
+            assert "HTTP 403" in text_of(ask)

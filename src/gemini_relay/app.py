@@ -52,17 +52,19 @@ def explained_deps(environ: Mapping[str, str], *, cwd: Path | None = None, backe
     """
     env = dict(environ)
     problems: list[str] = []
+    left_out: dict[str, str] = {}
     while True:
         try:
             settings = Settings.from_env(env, cwd=cwd)
-            registry = BackendRegistry(settings, overrides=backends, warm_here=False)
+            refused = left_out.get("GEMINI_MCP_BACKEND")  # the automatic choice then says it, not "unset"
+            registry = BackendRegistry(settings, overrides=backends, warm_here=False, refused_choice=refused)
             registry.validate_config()
             break
         except ConfigError as exc:
             if exc.variable is None or exc.variable not in env:
                 raise
             problems.append(str(exc))
-            del env[exc.variable]
+            left_out[exc.variable] = env.pop(exc.variable)
     try:
         store = _store(settings)
     except ConfigError as exc:

@@ -83,7 +83,7 @@ def _serve_stdio() -> int:
     the SDK and the tool layer (transports/stdio_front.py); then the SDK serves the rest."""
     import threading
 
-    from gemini_relay.transports.stdio_front import FrontAnswers, StdioFront, surface_key
+    from gemini_relay.transports.stdio_front import FrontAnswers, StdioFront, surface_key, usable_state_dir
 
     answers = FrontAnswers.load()
     try:
@@ -92,8 +92,10 @@ def _serve_stdio() -> int:
         answers = None
     else:
         # The conformance fixtures' surface is not shipped, and the shipped tools/list shows the default
-        # GEMINI_MCP_TIMEOUT as timeoutSeconds' maximum: the server answers either itself.
-        if settings.conformance or settings.timeout_seconds != DEFAULT_TIMEOUT_MINUTES * 60.0:
+        # GEMINI_MCP_TIMEOUT as timeoutSeconds' maximum: the server answers either itself. So it does a state dir
+        # it cannot use: its first answer says so.
+        default_timeout = settings.timeout_seconds == DEFAULT_TIMEOUT_MINUTES * 60.0
+        if settings.conformance or not default_timeout or not usable_state_dir(settings.state_dir):
             answers = None
     backend = answers.backend(settings.backend, os.environ) if answers is not None else None
     surface = surface_key(settings.toolsets, test_tools=settings.test_tools, backend=backend) if backend else ""

@@ -73,7 +73,10 @@ logged with kind ``media_<route>``.
 Keys: every key is accepted, except those given to :meth:`FakeGeminiApi.reject_key`: a request carrying one (in
 ``x-goog-api-key``, ``Authorization: Bearer`` or ``?key=``), on any route but ``/_control``, gets what the real API
 answers a bad key: 400 ``INVALID_ARGUMENT`` "API key not valid. Please pass a valid API key." with an ``ErrorInfo``
-detail of reason ``API_KEY_INVALID`` (see :data:`INVALID_KEY_ERROR`).
+detail of reason ``API_KEY_INVALID`` (see :data:`INVALID_KEY_ERROR`). A key given to :meth:`FakeGeminiApi.deny_key`
+is known but may not use the models (all, or those named): its ``generateContent``, ``streamGenerateContent`` and
+``countTokens`` requests for them get 403 ``PERMISSION_DENIED`` (:data:`PERMISSION_DENIED_ERROR`, logged with kind
+``denied``) — the same permission guards a count and a generation — while model listings still answer.
 
 Every successful answer ends with ``finishReason`` (``STOP`` unless the scenario says otherwise) and the fixed
 :data:`USAGE` (prompt 12, candidates 8, thoughts 3, total 23), whatever the text length.
@@ -117,6 +120,7 @@ __all__ = [
     "ECHO_PREFIX",
     "IMAGE_TEXT",
     "MAX_TOKENS_TEXT",
+    "PERMISSION_DENIED_ERROR",
     "ROUTER_ANSWER",
     "SCENARIOS",
     "SEARCH_ANSWER_TEXT",
@@ -200,6 +204,12 @@ INVALID_KEY_ERROR: Final[dict[str, Any]] = {
     ],
 }
 """The error body the real Gemini API answers a request with an invalid key (HTTP 400)."""
+PERMISSION_DENIED_ERROR: Final[dict[str, Any]] = {
+    "code": 403,
+    "message": "The caller does not have permission",
+    "status": "PERMISSION_DENIED",
+}
+"""What the real API answers a known key that may not call a model (HTTP 403); listings still work for it."""
 _API_PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+)(?::([A-Za-z]+))?$")
 _MODELS_PATH = re.compile(r"^/(v1|v1beta|v1alpha)/models/?$")
 _ECHO_FIRST_CHUNK = 20
@@ -960,6 +970,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._log("unknown", body, model=model)
             self._send_not_found(url.path)
             return
+        if self.server.fake.denied(self._sent_key(), model):
+            self._log("denied", body, model=model)
+            self._send_json(403, {"error": PERMISSION_DENIED_ERROR})
+            return
         if method == "countTokens":
             self._log("count_tokens", body, model=model)
             self._send_json(200, {"totalTokens": count_tokens(body if isinstance(body, dict) else {})})
@@ -1217,6 +1231,7 @@ class FakeGeminiApi:
         self._requests: list[LoggedRequest] = []
         self._scenario: tuple[str | None, str | None] = (None, None)
         self.rejected_keys: set[str] = set()
+        self._denied: dict[str, frozenset[str] | None] = {}  # key -> the models it may not call (None: every one)
         self._counter = 0
         self.media = MediaState(TINY_PNG)
         """Files, operations, interactions and the generation counters (see fake_gemini_media)."""
@@ -1287,6 +1302,20 @@ class FakeGeminiApi:
         """From now on, refuse every request that carries ``key`` as the real API refuses an invalid key."""
         with self._cond:
             self.rejected_keys.add(key)
+
+    def deny_key(self, key: str, models: tuple[str, ...] | None = None) -> None:
+        """From now on, answer 403 PERMISSION_DENIED to ``key``'s generate and count requests for ``models`` (every
+        model when None); its listings still answer."""
+        with self._cond:
+            self._denied[key] = None if models is None else frozenset(models)
+
+    def denied(self, key: str | None, model: str) -> bool:
+        """Whether ``key`` may not call ``model`` (deny_key)."""
+        with self._cond:
+            if key is None or key not in self._denied:
+                return False
+            models = self._denied[key]
+            return models is None or model in models
 
     def control_state(self) -> dict[str, str | None]:
         name, arg = self.scenario

@@ -21,6 +21,7 @@ import pytest
 
 from .fake_gemini_api import (
     ECHO_PREFIX,
+    PERMISSION_DENIED_ERROR,
     ROUTER_ANSWER,
     SLOW_CHUNKS,
     STALL_TEXT,
@@ -321,6 +322,36 @@ def test_google_genai_paths_image_and_models(api: FakeGeminiApi) -> None:
         names = [m["name"] for m in json.loads(response.read())["models"]]
     assert f"models/{MODEL}" in names
     assert api.requests[0].kind == "plain"
+
+
+def test_a_denied_key_lists_models_but_may_neither_count_nor_generate_on_them(api: FakeGeminiApi) -> None:
+    api.deny_key("limited", models=(MODEL,))
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+
+    def call(method: str, model: str = MODEL) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            f"{api.base_url}/v1beta/models/{model}:{method}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "x-goog-api-key": "limited"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            with exc:
+                return exc.code, json.loads(exc.read())
+
+    denied = {"error": PERMISSION_DENIED_ERROR}
+    assert call("generateContent") == (403, denied)
+    assert call("countTokens") == (403, denied)  # the same permission guards a count
+    assert call("streamGenerateContent")[0] == 403
+    assert call("countTokens", "gemini-2.5-flash")[0] == 200  # another model is allowed
+    listing = urllib.request.Request(f"{api.base_url}/v1beta/models", headers={"x-goog-api-key": "limited"})
+    with urllib.request.urlopen(listing, timeout=5) as response:
+        assert response.status == 200
+    assert [r.kind for r in api.requests] == ["denied", "denied", "denied", "count_tokens", "models"]
+    assert generate(api, body)[0] == 200  # no key: not the denied one
 
 
 def test_stop_does_not_hang_with_hanging_and_stalled_connections() -> None:

@@ -89,3 +89,12 @@ async def test_a_well_configured_server_says_nothing_of_the_kind(relay: InMemory
         ask = await client.call_tool("gemini-ask", {"prompt": "hi"})
     assert "misconfigured" not in instructions
     assert not ask.is_error and [s.prompt for s in relay.backend.specs] == ["hi"]
+
+
+async def test_a_bad_backend_name_is_what_the_first_line_says_not_that_none_was_chosen(relay: InMemory) -> None:
+    async with started(relay, {"GEMINI_MCP_BACKEND": "bogus"}, scripted=False) as client:
+        doctor = text_of(await client.call_tool("gemini-doctor", {}))
+    first = doctor.splitlines()[0]
+    assert "GEMINI_MCP_BACKEND='bogus' names no backend" in first, first
+    assert "GEMINI_MCP_BACKEND is unset" not in doctor
+    assert "Active backend: gemini (automatic: GEMINI_MCP_BACKEND='bogus' names no backend)" in doctor

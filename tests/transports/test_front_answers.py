@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gemini_relay.backends.probe import ProbeCache
-from gemini_relay.backends.registry import BackendRegistry, names
+from gemini_relay.backends.registry import BackendRegistry, entries, names
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.transports.front_answers import ANSWERS_FILE, REGENERATE, FrontAnswers, acceptable, surface_key
@@ -196,6 +196,35 @@ def _worlds(tmp_path: Path) -> list[dict[str, str]]:
 
 def test_the_fronts_automatic_choice_is_the_registrys(tmp_path: Path) -> None:
     answers = shipped()
+    checked = {variable for entry in entries() for variable in entry.start_checks}
     for env in _worlds(tmp_path):
         chosen = BackendRegistry(Settings.from_env(env), ProbeCache()).select().backend
-        assert answers.backend(None, env) == chosen, env
+        named = answers.backend(None, env)
+        # None: a variable a backend checks at start is set (a missing AGY_CLI_PATH), which the SDK's answer says.
+        assert named == chosen or (named is None and checked & set(env)), env
+
+
+def test_the_fronts_state_dir_check_makes_what_the_job_store_makes(tmp_path: Path) -> None:
+    from gemini_relay.jobs.store.files import FileJobStore
+    from gemini_relay.transports.front_answers import usable_state_dir
+
+    assert usable_state_dir(tmp_path / "front")
+    FileJobStore(tmp_path / "store")
+    made = {p.relative_to(tmp_path / "front") for p in (tmp_path / "front").rglob("*")}
+    assert made == {p.relative_to(tmp_path / "store") for p in (tmp_path / "store").rglob("*")}
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    assert not usable_state_dir(blocked / "state")
+
+
+def test_a_variable_a_backend_checks_at_start_leaves_the_answer_to_the_sdk(tmp_path: Path) -> None:
+    answers = shipped()
+    agy = tmp_path / "agy"
+    agy.write_text("#!/bin/sh\n", encoding="utf-8")
+    agy.chmod(0o755)
+    env = {"PATH": str(tmp_path)}
+    assert answers.backend("gemini", env) == "gemini"
+    assert answers.backend("gemini", {**env, "AGY_CLI_PATH": "/nonexistent/agy"}) is None
+    assert answers.backend(None, {**env, "AGY_CLI_PATH": "/nonexistent/agy"}) is None
+    assert answers.backend("gemini", {**env, "AGY_PRINT_TIMEOUT": "soon"}) is None  # the front cannot vouch for it
+    assert answers.backend(None, {**env, "AGY_CLI_PATH": str(agy)}) == "agy"

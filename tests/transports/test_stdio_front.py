@@ -17,7 +17,9 @@ import anyio
 import pytest
 
 import gemini_relay
+from gemini_relay.app import explained_deps
 from gemini_relay.config import Settings
+from gemini_relay.server.relay import RelayServer
 from gemini_relay.tools.registry import registry
 from gemini_relay.transports.front_answers_make import relay_server, sdk_lines
 from tests.harness import Relay
@@ -134,9 +136,44 @@ def test_an_old_recording_left_in_the_state_dir_is_never_served(relay: Relay) ->
     assert FRONT in log and b"EVIL" not in b"".join(replies)
 
 
-def test_a_shipped_answer_that_differs_from_the_sdks_is_reported_with_the_command_that_regenerates_it(
-    relay: Relay, tmp_path: Path
+def explained_sdk_own(relay: Relay, messages: list[dict[str, Any]], **env: str) -> list[bytes]:
+    """The lines the SDK writes for `messages` from the server the `gemini-relay` command starts with this env
+    (explained_deps: a configuration problem is said, not raised)."""
+    deps = explained_deps({**relay.env, **env})
+    lines = anyio.run(sdk_lines, RelayServer(deps).build(), messages)
+    return [line.encode("utf-8") for line in lines]
+
+
+def unusable_state_dir(relay: Relay) -> dict[str, str]:
+    blocked = relay.base / "a-file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    return {"GEMINI_RELAY_STATE_DIR": str(blocked / "state")}
+
+
+MISCONFIGURED = [  # the problems a start can see (README, Client configuration), each in the first answer
+    ("AGY_CLI_PATH", lambda relay: {"AGY_CLI_PATH": "/nonexistent/agy"}, "AGY_CLI_PATH='/nonexistent/agy'"),
+    ("backend", lambda relay: {"GEMINI_MCP_BACKEND": "bogus"}, "GEMINI_MCP_BACKEND='bogus'"),
+    ("state dir", unusable_state_dir, "cannot use the state dir"),
+    ("toolset", lambda relay: {"GEMINI_RELAY_TOOLSETS": "reviw"}, "unknown toolset(s) reviw"),
+]
+
+
+@pytest.mark.parametrize(("env_of", "said"), [m[1:] for m in MISCONFIGURED], ids=[m[0] for m in MISCONFIGURED])
+def test_a_configuration_problem_visible_at_start_is_in_the_first_initialize_answer(
+    relay: Relay, env_of: Any, said: str
 ) -> None:
+    env = env_of(relay)
+    replies, log = converse(relay, [INITIALIZE, INITIALIZED, LIST], **env)
+    instructions = parsed(replies)[0]["result"]["instructions"]
+    assert instructions.startswith("⚠️ gemini-relay is misconfigured"), instructions[:200]
+    assert said in instructions
+    assert replies[0] == explained_sdk_own(relay, [INITIALIZE], **env)[0]  # the SDK's own answer, as sent
+    assert "differs from the SDK's" not in log and "front_answers_make" not in log  # no maintainer's line
+
+
+def test_a_stale_shipped_answer_is_never_a_line_in_the_users_log(relay: Relay, tmp_path: Path) -> None:
+    """A shipped answer that differs from the SDK's is a test failure (test_front_answers.py), not a user's log
+    line: the server no longer asks the SDK for a second tools/list to compare."""
     copy = tmp_path / "build"
     shutil.copytree(Path(gemini_relay.__file__).parent, copy / "gemini_relay", ignore=shutil.ignore_patterns("*.pyc"))
     answers = copy / "gemini_relay" / "transports" / "front_answers.json"
@@ -145,10 +182,9 @@ def test_a_shipped_answer_that_differs_from_the_sdks_is_reported_with_the_comman
         entry["description"] = "STALE " + entry["description"]
     answers.write_text(json.dumps(data), encoding="utf-8")
     replies, log = converse(relay, [INITIALIZE, INITIALIZED, LIST, PING], PYTHONPATH=str(copy))
-    assert parsed(replies)[1]["result"]["tools"][0]["description"].startswith("STALE ")
-    assert "The shipped tools/list answer differs from the SDK's" in log
-    assert "python -m gemini_relay.transports.front_answers_make" in log
-    assert "The shipped initialize answer differs" not in log
+    assert parsed(replies)[1]["result"]["tools"][0]["description"].startswith("STALE ")  # what the front sent
+    assert parsed(replies)[2]["result"]["content"][0]["text"] == "Pong!"
+    assert "differs from the SDK's" not in log and "front_answers_make" not in log
 
 
 def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:

@@ -41,6 +41,10 @@ class BackendEntry:
     # `detect` and this to the same answer.
     found_by_binary: tuple[str, str] | None = None
     found_by_keys: tuple[str, ...] = ()
+    # The variables its `validate_config` refuses at start when wrong (a configuration problem the first `initialize`
+    # answer must say): the stdio front leaves a start that sets one to the SDK, unless it is `found_by_binary`'s
+    # variable naming an executable.
+    start_checks: tuple[str, ...] = ()
     enable: str = ""  # what makes it usable, for a notice naming the alternatives: "set GEMINI_API_KEY (…)"
     preference: int = 100
     default_choice: bool = False

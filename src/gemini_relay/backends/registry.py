@@ -114,10 +114,13 @@ class BackendRegistry:
         *,
         overrides: Mapping[BackendName, Backend] | None = None,
         warm_here: bool | None = None,
+        refused_choice: str | None = None,
     ) -> None:
         """`overrides` replaces the named backends with ready-made ones (tests: a scripted backend, no process).
         `warm_here`: this process owns the warm pools (the relay host does; a server does only when there is no
-        host). Default: GEMINI_RELAY_WARM on and GEMINI_RELAY_HOST off.
+        host). Default: GEMINI_RELAY_WARM on and GEMINI_RELAY_HOST off. `refused_choice`: the GEMINI_MCP_BACKEND
+        value a server left out as naming no backend (app.explained_deps): the automatic choice's notice says so
+        instead of calling the variable unset.
 
         Raises:
             ConfigError: GEMINI_MCP_BACKEND names no registered backend, or a backend's settings section is malformed.
@@ -127,6 +130,7 @@ class BackendRegistry:
         self.warm_here = settings.warm and not settings.host if warm_here is None else warm_here
         self.entries: Mapping[BackendName, BackendEntry] = {e.name: e for e in entries()}
         self._chosen = resolve_name(settings.backend) if settings.backend is not None else None
+        self.refused_choice = refused_choice if self._chosen is None else None
         built: dict[BackendName, BuiltBackend] = {e.name: e.build(settings, probes) for e in self.entries.values()}
         self._built = built
         self.backends: Mapping[BackendName, Backend] = {**built, **(overrides or {})}
@@ -279,8 +283,14 @@ class BackendRegistry:
         if self._chosen is not None:
             return Selection(self._chosen)
         if self._auto is None:
-            self._auto = choose(tuple(self.entries.values()), self.settings)
+            self._auto = choose(tuple(self.entries.values()), self.settings, self.unset_reason())
         return self._auto
+
+    def unset_reason(self) -> str:
+        """Why no backend was named: `GEMINI_MCP_BACKEND is unset`, or the refused value."""
+        if self.refused_choice is not None:
+            return f"GEMINI_MCP_BACKEND={self.refused_choice!r} names no backend"
+        return "GEMINI_MCP_BACKEND is unset"
 
     def alternatives(self, name: BackendName | None = None) -> str | None:
         """The other backends and what would make each usable (`api — set GEMINI_API_KEY (…)`), for a call whose
@@ -296,23 +306,25 @@ class BackendRegistry:
         return self.select().notice
 
 
-def choose(candidates: tuple[BackendEntry, ...], settings: Settings) -> Selection:
-    """The automatic choice among `candidates` (in preference order), with the notice that says why."""
+def choose(
+    candidates: tuple[BackendEntry, ...], settings: Settings, unset: str = "GEMINI_MCP_BACKEND is unset"
+) -> Selection:
+    """The automatic choice among `candidates` (in preference order), with the notice that says why (`unset`: why
+    none was named)."""
     absent: list[str] = []
     for entry in candidates:
         found = entry.detect(settings) if entry.detect is not None else None
         if found is not None:
-            return Selection(entry.name, _notice(entry, [*absent, found], candidates, settings))
+            return Selection(entry.name, _notice(entry, [unset, *absent, found], candidates, settings))
         if entry.detect is not None and entry.absent:
             absent.append(entry.absent)
     default = next((e for e in candidates if e.default_choice), None)
     if default is None:
         raise ConfigError("GEMINI_MCP_BACKEND is unset and no backend is registered as the default choice")
-    return Selection(default.name, _notice(default, absent, candidates, settings))
+    return Selection(default.name, _notice(default, [unset, *absent], candidates, settings))
 
 
-def _notice(entry: BackendEntry, reasons: list[str], candidates: tuple[BackendEntry, ...], settings: Settings) -> str:
-    why = ["GEMINI_MCP_BACKEND is unset", *reasons]
+def _notice(entry: BackendEntry, why: list[str], candidates: tuple[BackendEntry, ...], settings: Settings) -> str:
     because = ", ".join(why[:-1]) + " and " + why[-1] if len(why) > 1 else why[0]
     notice = f"Using the {entry.label} because {because}."
     others = _alternatives(entry, candidates, settings)

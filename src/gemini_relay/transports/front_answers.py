@@ -48,7 +48,10 @@ class FrontAnswers:
     def backend(self, chosen: str | None, env: Mapping[str, str]) -> str | None:
         """The backend a server with this GEMINI_MCP_BACKEND and environment runs: an explicit one by any spelling
         the registry accepts; unset, the automatic choice made from the entries' own detection data (a binary on
-        PATH or at its variable, a key); None for a name we do not know (the server explains it itself)."""
+        PATH or at its variable, a key); None for a name we do not know, or an environment whose start checks the
+        front cannot vouch for (the server explains a problem in its own first answer)."""
+        if not self._checks_pass(env):
+            return None
         if chosen:
             name = self._spellings.get(chosen.strip().lower())
             rule = next((r for r in self._data["choice"] if r["backend"] == name), None)
@@ -62,6 +65,15 @@ class FrontAnswers:
             if any(env.get(key, "").strip() for key in keys):
                 return str(rule["backend"])
         return str(self._data["default_choice"])
+
+    def _checks_pass(self, env: Mapping[str, str]) -> bool:
+        """No variable a backend checks at start is set, but binaries' variables naming an executable."""
+        binaries = {rule["binary"][0] for rule in self._data["choice"] if rule["binary"]}
+        for variable in self._data["start_checks"]:
+            value = env.get(variable, "").strip()
+            if value and (variable not in binaries or not _executable(value, env)):
+                return False
+        return True
 
     def binary_found(self, backend: str, env: Mapping[str, str]) -> bool:
         """The backend's binary is there (at its variable, or its default name on PATH) and no backend's variable
@@ -115,6 +127,18 @@ class FrontAnswers:
         stored: dict[str, Any] = self._data["tools/list"][ref]
         entries = self._data["tools"]
         return {name: [entries[t] for t in value] if name == "tools" else value for name, value in stored.items()}
+
+
+def usable_state_dir(path: Path) -> bool:
+    """The job store can be made there (jobs/store/files.FileJobStore makes these folders, and its failure is a
+    configuration problem the server's first answer says)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for sub in ("jobs", "keys", "locks"):
+            (path / sub).mkdir(exist_ok=True, mode=0o700)
+    except OSError:
+        return False
+    return True
 
 
 def _executable(name: str, env: Mapping[str, str]) -> bool:

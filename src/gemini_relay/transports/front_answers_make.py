@@ -142,6 +142,7 @@ async def generate() -> dict[str, Any]:
             if e.detect is not None
         ],
         "default_choice": next(e.name for e in entries() if e.default_choice),
+        "start_checks": sorted({variable for e in entries() for variable in e.start_checks}),
         "answers": {},
         "initialize": {},
         "texts": {},

@@ -45,7 +45,18 @@ async def test_doctor_checks_key_endpoint_and_default_model_without_generating(w
     assert "google-genai: version" in text and f"GEMINI_API_KEY …{TEST_KEY[-4:]}" in text
     assert TEST_KEY not in text and TEST_KEY[:-4] not in text
     assert "gemini-2.5-flash is listed" in text
-    assert {r.kind for r in world.api.requests} == {"models"}
+    assert "call: the key may call gemini-2.5-flash (a countTokens call, no tokens)" in text
+    assert {r.kind for r in world.api.requests} == {"models", "count_tokens"}  # no generate call
+
+
+async def test_doctor_is_not_ready_when_the_key_may_list_but_not_call_the_default_model(world: ApiWorld) -> None:
+    world.api.deny_key(TEST_KEY, models=("gemini-2.5-flash",))
+    diagnosis = await world.backend(GEMINI_DEFAULT_MODEL="gemini-2.5-flash").diagnose()
+    failed = [c for c in diagnosis.checks if not c.ok]
+    assert [c.name for c in failed] == ["call"], diagnosis.lines()
+    assert "the key may not call gemini-2.5-flash: gemini-api failed: HTTP 403 PERMISSION_DENIED" in failed[0].detail
+    assert TEST_KEY not in failed[0].detail
+    assert sorted(r.kind for r in world.api.requests) == ["denied", "models"]
 
 
 async def test_doctor_reports_a_missing_key_and_stops_there(world: ApiWorld) -> None:

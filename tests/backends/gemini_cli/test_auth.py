@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.gemini_cli.auth import cli_auth
+from gemini_relay.backends.gemini_cli.auth import acp_auth, cli_auth
 from gemini_relay.backends.gemini_cli.cli_config import CliView, read_cli_view
 
 
@@ -111,3 +111,17 @@ def test_an_untrusted_folders_env_file_gives_only_the_credential_variables(tmp_p
     seen = read_cli_view(environ, project)
     assert seen.env["GEMINI_API_KEY"] == "from-file" and "GOOGLE_GENAI_USE_VERTEXAI" not in seen.env
     assert read_cli_view({**environ, "GEMINI_API_KEY": "own"}, project).env["GEMINI_API_KEY"] == "own"
+
+
+def test_warm_runs_pick_their_type_as_acp_mode_does_not_as_headless_runs_do(tmp_path: Path) -> None:
+    """Gemini CLI 0.61.0's session/new: selectedType, else `gateway` with GOOGLE_GEMINI_BASE_URL, else the key;
+    the GOOGLE_GENAI_USE_* switches are not read, and `gateway` is accepted."""
+    gateway = acp_auth(view(tmp_path / "a", GEMINI_API_KEY="k", GOOGLE_GEMINI_BASE_URL="http://x"))
+    assert (gateway.auth_type, gateway.ok) == ("gateway", True)
+    assert not cli_auth(view(tmp_path / "b", GEMINI_API_KEY="k", GOOGLE_GEMINI_BASE_URL="http://x")).ok  # exit 41
+    vertex_switch = acp_auth(view(tmp_path / "c", GEMINI_API_KEY="k", GOOGLE_GENAI_USE_VERTEXAI="true"))
+    assert (vertex_switch.auth_type, vertex_switch.ok) == ("gemini-api-key", True)
+    no_key = acp_auth(view(tmp_path / "d"))
+    assert (no_key.auth_type, no_key.ok) == ("gemini-api-key", False) and "Set GEMINI_API_KEY" in no_key.fix
+    unknown = acp_auth(view(tmp_path / "e", {"security": {"auth": {"selectedType": "cloud-shell"}}}))
+    assert not unknown.ok and 'selectedType to "gemini-api-key"' in unknown.fix

@@ -32,6 +32,7 @@ ENTRY = BackendEntry(
     detect=_detect,
     absent="agy was not found",
     found_by_binary=("AGY_CLI_PATH", "agy"),
+    start_checks=("AGY_CLI_PATH", "AGY_PRINT_TIMEOUT"),  # validate_config (backend.py)
     enable="install agy (the Antigravity CLI) and sign in once by running `agy` in a terminal",
     preference=10,
     always_diagnosed=True,

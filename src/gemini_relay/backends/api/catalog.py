@@ -37,7 +37,9 @@ def fallback_catalog(why: str) -> Catalog:
 
 
 async def diagnose(env: Mapping[str, str], default_model: str | None) -> Diagnosis:
-    """Key present, endpoint reachable, default model known, SDK version: reads only, never a generate call."""
+    """Key present, endpoint reachable, default model known and callable with this key, SDK version: a models
+    listing and one countTokens call on the default model (the permission an ask needs, no tokens spent), made
+    together and each bounded; never a generate call."""
     checks = [Check("google-genai", True, f"version {genai_version.__version__}")]
     try:
         auth = resolve_auth(env)
@@ -45,16 +47,32 @@ async def diagnose(env: Mapping[str, str], default_model: str | None) -> Diagnos
         return Diagnosis((*checks, Check("credentials", False, str(exc))))
     checks.append(Check("credentials", True, auth.describe()))
     try:
-        models = await _fetch_models(auth)
-    except RunFailed as exc:  # the fix with it: a refused key is the one setup problem a listing proves
-        checks.append(Check("endpoint", False, " ".join(filter(None, [exc.message, exc.recovery]))))
-        return Diagnosis(tuple(checks))
-    checks.append(Check("endpoint", True, f"{auth.endpoint} answered models.list ({len(models)} models)"))
-    try:
         model = resolve_model(None, default_model)
     except InputError as exc:
-        checks.append(Check("default model", False, str(exc)))
+        model, bad_model = None, Check("default model", False, str(exc))
+    listed: list[list[ModelInfo] | RunFailed] = []
+    counted: list[Check] = []
+
+    async def listing() -> None:
+        try:
+            listed.append(await _fetch_models(auth))
+        except RunFailed as exc:
+            listed.append(exc)
+
+    async def call(model: str) -> None:
+        counted.append(await _call_check(auth, model))
+
+    async with anyio.create_task_group() as both:
+        both.start_soon(listing)
+        if model is not None:
+            both.start_soon(call, model)
+    models = listed[0]
+    if isinstance(models, RunFailed):  # the fix with it: a refused key is the one setup problem a listing proves
+        checks.append(Check("endpoint", False, " ".join(filter(None, [models.message, models.recovery]))))
         return Diagnosis(tuple(checks))
+    checks.append(Check("endpoint", True, f"{auth.endpoint} answered models.list ({len(models)} models)"))
+    if model is None:
+        return Diagnosis((*checks, bad_model))
     ids = {m.id for m in models}
     if model in ids:
         checks.append(Check("default model", True, f"{model} is listed"))
@@ -62,7 +80,30 @@ async def diagnose(env: Mapping[str, str], default_model: str | None) -> Diagnos
         chosen = "" if default_model else " (the built-in default)"
         fix = f"set {DEFAULT_MODEL_ENV} to a model gemini-models lists"
         checks.append(Check("default model", False, f"{model}{chosen} is not in the endpoint's model list: {fix}"))
-    return Diagnosis(tuple(checks))
+    return Diagnosis((*checks, *counted))
+
+
+async def _call_check(auth: ApiAuth, model: str) -> Check:
+    """One bounded countTokens call on `model`: the API guards it as it guards generateContent."""
+    client = auth.client()
+    try:
+        with anyio.fail_after(LIST_TIMEOUT):
+            await client.aio.models.count_tokens(model=model, contents="ping")
+    except TimeoutError:
+        failure = RunFailed(f"{auth.endpoint} did not answer countTokens within {LIST_TIMEOUT:.0f}s")
+    except genai_errors.APIError as exc:
+        failure = from_api_error(exc)
+    except TRANSPORT_ERRORS as exc:
+        failure = from_transport_error(exc, auth.endpoint)
+    else:
+        return Check("call", True, f"the key may call {model} (a countTokens call, no tokens)")
+    finally:
+        with anyio.move_on_after(2.0, shield=True):
+            await client.aio.aclose()
+        client.close()
+    code = failure.http_status
+    said = f"the key may not call {model}" if code in (401, 403) else f"a countTokens call on {model} failed"
+    return Check("call", False, " ".join(filter(None, [f"{said}: {failure.message}", failure.recovery])))
 
 
 async def _fetch_models(auth: ApiAuth) -> list[ModelInfo]:

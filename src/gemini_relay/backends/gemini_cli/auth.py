@@ -16,6 +16,7 @@ from gemini_relay.backends.gemini_cli.errors import AUTH_RECOVERY
 from gemini_relay.errors import RunFailed
 
 API_KEY_TYPE = "gemini-api-key"
+GATEWAY_TYPE = "gateway"
 HEADLESS_TYPES = ("oauth-personal", "compute-default-credentials", API_KEY_TYPE, "vertex-ai")
 _SELECT_API_KEY = '{"security": {"auth": {"selectedType": "gemini-api-key"}}}'
 SET_KEY = "Set GEMINI_API_KEY in the server's env (a key from https://aistudio.google.com/apikey)."
@@ -37,11 +38,38 @@ def cli_auth(view: CliView) -> AuthVerdict:
     return verdict
 
 
-def with_auth_fix(failure: RunFailed, child_env: Mapping[str, str], workspace: Path) -> RunFailed:
+def acp_auth(view: CliView) -> AuthVerdict:
+    """How a warm run (`gemini --acp`, 0.61.0's session/new) authenticates, which is not how `-p` does:
+    `security.auth.selectedType`, else `gateway` when GOOGLE_GEMINI_BASE_URL is set, else `gemini-api-key` — the
+    GOOGLE_GENAI_USE_* switches, folder trust and enforcedType are not consulted, and `gateway` is accepted."""
+    selected = view.get("security", "auth", "selectedType")
+    if isinstance(selected, str) and selected:
+        where = view.source_of("security", "auth", "selectedType")
+        auth_type, why = selected, f"security.auth.selectedType in {where or 'its settings'}"
+    elif view.env.get("GOOGLE_GEMINI_BASE_URL"):
+        auth_type, why = "gateway", "GOOGLE_GEMINI_BASE_URL is set and no settings.json selects a type"
+    else:
+        auth_type, why = API_KEY_TYPE, "ACP mode's default"
+    summary = f"{auth_type} ({why})"
+    if auth_type == GATEWAY_TYPE:
+        return AuthVerdict(auth_type, why, True, summary + ": GOOGLE_GEMINI_BASE_URL with GEMINI_API_KEY if set")
+    if auth_type == API_KEY_TYPE and not view.env.get("GEMINI_API_KEY"):
+        return AuthVerdict(auth_type, why, False, summary + ", but GEMINI_API_KEY is not set", SET_KEY)
+    if auth_type in HEADLESS_TYPES:
+        return _verdict_for(view, auth_type, why)
+    place = str(view.source_of("security", "auth", "selectedType") or _user_settings(view))
+    return AuthVerdict(auth_type, why, False, f"{summary}, which the CLI does not know",
+                       f'Set security.auth.selectedType to "{API_KEY_TYPE}" (or "vertex-ai") in {place}.')  # fmt: skip
+
+
+def with_auth_fix(
+    failure: RunFailed, child_env: Mapping[str, str], workspace: Path, *, warm: bool = False
+) -> RunFailed:
     """An auth failure of the CLI (cold exit 41, warm -32000) with the precise fix gemini-doctor would give — which
     auth type the CLI picked and what it still needs — in place of the generic advice. Reads files only."""
     if failure.recovery == AUTH_RECOVERY:
-        verdict = cli_auth(read_cli_view(child_env, workspace))
+        view = read_cli_view(child_env, workspace)
+        verdict = acp_auth(view) if warm else cli_auth(view)
         if not verdict.ok and verdict.fix:
             failure.recovery = f"The Gemini CLI uses {verdict.summary}. {verdict.fix}"
     return failure
@@ -63,6 +91,11 @@ def _verdict(view: CliView) -> AuthVerdict:
         return AuthVerdict(None, "nothing selects one", False, "no auth method", SET_KEY)
     if auth_type not in HEADLESS_TYPES:
         return _refused_type(view, auth_type, why)
+    return _verdict_for(view, auth_type, why)
+
+
+def _verdict_for(view: CliView, auth_type: str, why: str) -> AuthVerdict:
+    """What a type headless and warm runs both accept still needs."""
     summary = f"{auth_type} ({why})"
     if auth_type == API_KEY_TYPE:
         if not view.env.get("GEMINI_API_KEY"):

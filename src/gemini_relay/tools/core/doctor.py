@@ -21,7 +21,7 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     lines = [
         f"gemini-relay {__version__} · Python {platform.python_version()} · {platform.system()} {platform.release()}",
         f"Project root: {settings.project_root}",
-        f"Active backend: {active}" + (" (GEMINI_MCP_BACKEND)" if settings.backend is not None else " (automatic)"),
+        f"Active backend: {active} ({chosen_by(deps)})",
         f"Timeout: {settings.timeout_seconds / 60:g} min · max concurrent runs: {settings.max_concurrent}",
         host_line(settings),
     ]
@@ -59,6 +59,14 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
         "problems": problems,
     }
     return Reply("\n".join(lines), structured=data)
+
+
+def chosen_by(deps: Deps) -> str:
+    """`GEMINI_MCP_BACKEND`, `automatic`, or `automatic: GEMINI_MCP_BACKEND='x' names no backend`."""
+    if deps.settings.backend is not None:
+        return "GEMINI_MCP_BACKEND"
+    refused = deps.registry.refused_choice
+    return f"automatic: {deps.registry.unset_reason()}" if refused is not None else "automatic"
 
 
 def host_line(settings: Settings) -> str:

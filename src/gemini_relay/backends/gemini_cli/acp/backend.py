@@ -118,7 +118,7 @@ class AcpBackend:
                     async for event in turn:
                         yield event
         except RunFailed as exc:
-            with_auth_fix(exc, launch.env, spec.cwd)  # the generic auth advice becomes the precise fix
+            with_auth_fix(exc, launch.env, spec.cwd, warm=True)  # the generic auth advice becomes the precise fix
             raise
 
     def _prepare(self, spec: RunSpec) -> tuple[str, str | None, list[str]]:
