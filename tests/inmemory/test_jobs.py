@@ -28,3 +28,18 @@ async def test_jobs_answer_through_the_sync_tools_unchanged(relay: InMemory) -> 
     async with relay.client(**JOBS) as client:
         result = await client.call_tool("gemini-ask", {"prompt": "plain"})
     assert text_of(result).startswith("Gemini response:\nScripted answer to: plain\n\n🧵 conversationId: ")
+
+
+async def test_a_retry_that_spells_out_the_defaults_is_the_same_request_and_gets_the_same_job(relay: InMemory) -> None:
+    async with relay.client(**JOBS) as client:
+        maximum = relay.settings().timeout_seconds
+        first = await call_json(client, "gemini-run", {"prompt": "once", "idempotencyKey": "k-2"})
+        spelled = {"prompt": "once", "idempotencyKey": "k-2", "priority": "normal", "timeoutSeconds": maximum,
+                   "model": None, "sandbox": False}  # fmt: skip
+        again = await call_json(client, "gemini-run", spelled)
+        optional = await client.call_tool("gemini-run", {"prompt": "once", "idempotencyKey": "k-2",
+                                                         "priority": "optional"})  # fmt: skip
+        await call_json(client, "gemini-wait", {"jobId": first["job_id"]})
+    assert again["job_id"] == first["job_id"]
+    assert optional.is_error and "already bound to a different request" in text_of(optional)
+    assert [spec.prompt for spec in relay.backend.specs] == ["once"]
