@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.inmemory.conftest import InMemory, text_of
+from tests.jobs.full_disk import full_disk
 from tests.test_server_jobs import JOBS, call_json  # the jobs toolset and its structured replies, as end to end
 
 pytestmark = pytest.mark.anyio
@@ -43,3 +44,22 @@ async def test_a_retry_that_spells_out_the_defaults_is_the_same_request_and_gets
     assert again["job_id"] == first["job_id"]
     assert optional.is_error and "already bound to a different request" in text_of(optional)
     assert [spec.prompt for spec in relay.backend.specs] == ["once"]
+
+
+async def test_the_status_of_a_finished_job_on_a_full_state_dir_is_its_result_not_an_internal_error(
+    relay: InMemory,
+) -> None:
+    async with relay.client(**JOBS) as client:
+        job = await call_json(client, "gemini-run", {"prompt": "kept"})
+        await call_json(client, "gemini-wait", {"jobId": job["job_id"], "wait": 10})
+        collected = relay.base / "state" / "jobs" / job["job_id"] / "collected"
+        collected.unlink()  # as if nobody had collected it yet: marking it is the write a full disk refuses
+        with full_disk():
+            status = await client.call_tool("gemini-status", {"jobId": job["job_id"]})
+            waited = await client.call_tool("gemini-wait", {"jobId": job["job_id"]})
+        again = await call_json(client, "gemini-status", {"jobId": job["job_id"]})
+    for reply in (status, waited):
+        assert not reply.is_error, text_of(reply)
+        assert reply.structured_content is not None and reply.structured_content["state"] == "done"
+        assert reply.structured_content["result"] == "Scripted answer to: kept"
+    assert again["state"] == "done" and collected.is_file()  # marked once the disk has room again

@@ -209,11 +209,14 @@ class JobManager:
 
     async def collect(self, job_id: str) -> JobStatus:
         """The status, with a dead supervisor's CLI stopped; an ended job is marked collected (hook-wait stays
-        silent for it)."""
+        silent for it). A read: a mark the state dir refuses (full, read-only) is logged and the status answers."""
         status = derive_status(self.store, job_id)
         await reap_orphan_cli(status)
-        if status.state.terminal:
-            self.store.mark_collected(job_id)
+        if status.state.terminal and not self.store.collected(job_id):
+            try:
+                self.store.mark_collected(job_id)
+            except (OSError, JobNotFound) as exc:  # a full or read-only state dir: the read still answers
+                logger.warning("Could not mark job %s collected (%s)", job_id, getattr(exc, "strerror", None) or exc)
         return status
 
     def jobs(self, state: str | None = None, limit: int | None = None) -> list[JobStatus]:
