@@ -128,3 +128,20 @@ async def test_a_full_disk_fails_the_run_with_its_partial_text_and_its_result_is
     assert status.state is RunState.FAILED and status.failure_reason is FailureReason.STORE_UNWRITABLE
     assert status.text == "kept in memory"
     assert again.text == "Scripted answer to: next"
+
+
+async def test_a_started_job_keeps_no_environment_on_disk_so_a_host_killed_mid_run_leaves_none(
+    tmp_path: Path,
+) -> None:
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=("running",), hold=hold))
+    async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
+        assert deps.jobs is not None
+        record = await deps.engine.register(spec(tmp_path, "a"), GEMINI)
+        env = tmp_path / "state" / "jobs" / record.run_id / "env.json"
+        tg.start_soon(deps.engine.execute, record)
+        await until(deps, record.run_id, lambda s: s.state is RunState.RUNNING)
+        running_env = env.exists()
+        hold.set()
+    assert not running_env  # adopting is for queued jobs only: a started one never needs it again

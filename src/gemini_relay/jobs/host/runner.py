@@ -213,6 +213,9 @@ class HostedRunner(JobManager):
 
         try:
             self.store.write_supervisor(job_id, describe(os.getpid(), shared=True))
+            # Started: nothing will adopt it again, so its secrets leave the disk now, not only with its result (a
+            # host killed mid-run writes none).
+            self.store.forget_env(job_id)
             mirror.flush()
         except RECORD_ERRORS as exc:
             raise self._unrecordable(exc, record) from exc

@@ -194,11 +194,14 @@ class Host:
                 return
 
     async def _reap_orphans(self) -> None:
-        """A host killed outright leaves its CLI groups running: stop those recorded in progress.json."""
+        """A host killed outright leaves its CLI groups running: stop those recorded in progress.json (and remove
+        the environment of a job it interrupted, when an older host left it)."""
         for job_id in await anyio.to_thread.run_sync(self.store.job_ids):
             try:
                 status = derive_status(self.store, job_id)
-            except JobNotFound:
+                if status.state.terminal:
+                    self.store.forget_env(job_id)
+            except (JobNotFound, OSError):
                 continue
             await reap_orphan_cli(status)
 

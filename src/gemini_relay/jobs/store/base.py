@@ -163,7 +163,15 @@ class JobStore(Protocol):
         """The streamed text's UTF-8 bytes from `offset` on (a follower reads only what is new)."""
         ...
 
-    def write_result(self, job_id: str, result: JobResult) -> None: ...
+    def write_result(self, job_id: str, result: JobResult) -> None:
+        """The terminal record; the job's environment goes with it (forget_env)."""
+        ...
+
+    def forget_env(self, job_id: str) -> None:
+        """Drop the environment the job was created with (its API keys): it is running or has ended, so nothing
+        will start it again. Harmless when there is none."""
+        ...
+
     def record_files(self, job_id: str, paths: list[str]) -> None:
         """Record files the job produced (absolute paths): tools know them, the supervisor may not."""
         ...

@@ -181,8 +181,11 @@ class FileJobStore:
         path = self._existing(job_id)
         write_atomic(path / RESULT, dumps(result.to_json()))
         write_atomic(path / EXIT_CODE, f"{result.exit_code}\n".encode())
+        self.forget_env(job_id)  # nothing runs it any more: its secrets do not stay on disk
+
+    def forget_env(self, job_id: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            (path / ENV).unlink()  # nothing runs it any more: its secrets do not stay on disk
+            (self.dir(job_id) / ENV).unlink()
 
     def result(self, job_id: str) -> JobResult | None:
         path = self._existing(job_id)
