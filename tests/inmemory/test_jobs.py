@@ -5,9 +5,11 @@ tests/test_server_jobs.py and tests/host/."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from tests.inmemory.conftest import InMemory, text_of
+from tests.inmemory.scripted import Script
 from tests.jobs.full_disk import full_disk
 from tests.test_server_jobs import JOBS, call_json  # the jobs toolset and its structured replies, as end to end
 
@@ -63,3 +65,16 @@ async def test_the_status_of_a_finished_job_on_a_full_state_dir_is_its_result_no
         assert reply.structured_content is not None and reply.structured_content["state"] == "done"
         assert reply.structured_content["result"] == "Scripted answer to: kept"
     assert again["state"] == "done" and collected.is_file()  # marked once the disk has room again
+
+
+async def test_cancelling_a_job_on_a_full_state_dir_stops_it_and_its_end_is_recorded_once_there_is_room(
+    relay: InMemory,
+) -> None:
+    relay.backend.queue(Script(("partial",), hold=anyio.Event()))  # never released: only the cancel ends it
+    async with relay.client(**JOBS) as client:
+        job = await call_json(client, "gemini-run", {"prompt": "long"})
+        with full_disk():
+            cancelled = await client.call_tool("gemini-cancel", {"jobId": job["job_id"]})
+        status = await call_json(client, "gemini-wait", {"jobId": job["job_id"], "wait": 10})
+    assert not cancelled.is_error, text_of(cancelled)
+    assert status["state"] == "cancelled" and status["result"] == "partial"

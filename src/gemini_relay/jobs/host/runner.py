@@ -164,7 +164,11 @@ class HostedRunner(JobManager):
     def claim(self, job_id: str) -> bool:
         """Take the job's claim for as long as this host runs it: two executors (the shared host, a server's own,
         a successor) that both find it queued never both run it. False when another holds it."""
-        fd = try_claim_job(self._files.dir(job_id))
+        try:
+            fd = try_claim_job(self._files.dir(job_id))
+        except OSError as exc:  # a full or read-only state dir: a fresh job runs unclaimed, an adoption waits
+            logger.warning("Could not claim job %s (%s)", job_id, exc.strerror or exc)
+            return False
         if fd is None:
             return False
         self._claims[job_id] = fd
