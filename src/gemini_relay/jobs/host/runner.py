@@ -291,12 +291,12 @@ class HostedRunner(JobManager):
             try:
                 if result is not None and self.store.result(job_id) is None:
                     self.store.write_result(job_id, result)
+                    logger.info("Job %s: its result is recorded", job_id)
             except JobNotFound:
-                pass
+                pass  # nowhere to write it: attachers still get it from memory
             except OSError:
                 continue  # still no room: next time
             self._unwritten.discard(job_id)
-            logger.info("Job %s: its result is recorded", job_id)
 
 
 def _why(exc: OSError | JobNotFound) -> str:
