@@ -159,3 +159,6 @@ async def test_a_job_queued_in_a_host_that_died_runs_at_once_in_the_next_host_wi
     assert done["state"] == "done" and echo_text("queued behind the first") in done["result"], done
     assert interrupted["state"] == "failed" and interrupted["failure_reason"] == "interrupted"
     assert any("queued behind the first" in str(r.body) for r in hosted.api.requests)
+    jobs = state_dir(hosted) / "jobs"
+    assert not (jobs / first["job_id"] / "env.json").exists()  # the interrupted job's API key is not left behind
+    assert not (jobs / second["job_id"] / "env.json").exists()

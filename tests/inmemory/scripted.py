@@ -44,6 +44,7 @@ class Script:
     hold: anyio.Event | None = None  # after the deltas, wait for this before finishing
     ask: Question | None = None  # after the deltas, ask the run's caller this (as the warm CLI's permission request)
     events: Sequence[AgentEvent] = ()  # after the deltas, these as the upstream sent them (notices, tool calls)
+    after_hold: Sequence[str] = ()  # deltas streamed once the hold is released
 
 
 def answer(text: str, *, pieces: int = 1) -> Script:
@@ -126,6 +127,8 @@ class ScriptedBackend:
         if script.hold is not None:
             with anyio.fail_after(HOLD_BOUND):
                 await script.hold.wait()
+        for delta in script.after_hold:
+            yield TextDelta(delta)
         if script.error is not None:
             raise script.error
         yield Finished(ok=True, status="SUCCESS", usage=USAGE, num_turns=self._sessions[session], session_id=session)

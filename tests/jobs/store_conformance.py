@@ -8,6 +8,7 @@ set, so a round trip that drops or mangles a field fails.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -242,6 +243,16 @@ class StoreContract:
         store.mark_collected("job-1")
         assert store.collected("job-1") is True
         assert store.cancel_requested("job-1") is False
+
+    def test_forgetting_a_jobs_environment_drops_only_it_and_forgetting_again_is_harmless(
+        self, store: JobStore
+    ) -> None:
+        meta = replace(full_meta(), env={"GEMINI_API_KEY": "secret"})
+        store.create(meta)
+        assert store.meta("job-1").env == {"GEMINI_API_KEY": "secret"}
+        store.forget_env("job-1")
+        store.forget_env("job-1")
+        assert store.meta("job-1") == meta and store.meta("job-1").env is None  # env is not part of equality
 
     def test_a_deleted_job_is_gone_and_deleting_again_is_harmless(self, store: JobStore) -> None:
         store.create(full_meta("a"))

@@ -7,6 +7,7 @@ or a reaped child (dead).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -141,3 +142,15 @@ def test_started_or_finished_jobs_of_a_dead_owner_are_not_orphans(store: JobStor
     add(store, "done", owner=dead)
     store.write_result("done", full_result())
     assert orphaned_queued(store) == []
+
+
+def test_the_sweep_removes_the_environment_of_an_interrupted_job_before_its_ttl(store: JobStore) -> None:
+    """A host killed mid-run writes no result, so nothing it ran removed the job's secrets; the next pass does."""
+    now = time.time()
+    store.create(replace(full_meta("interrupted"), created_at=now, env={"GEMINI_API_KEY": "secret"}))
+    store.write_supervisor("interrupted", gone_process())
+    queued = replace(full_meta("queued"), created_at=now, owner=gone_process(), env={"GEMINI_API_KEY": "adopter"})
+    store.create(queued)
+    assert sweep(store, TTL, now=now + 1) == []  # neither is past its TTL
+    assert store.meta("interrupted").env is None
+    assert store.meta("queued").env == {"GEMINI_API_KEY": "adopter"}  # whoever adopts it runs with it

@@ -33,6 +33,7 @@ class FailureReason(StrEnum):
     BACKEND_ERROR = "backend_error"
     INTERRUPTED = "interrupted"
     BACKGROUND_ABORTED = "background_aborted"
+    STORE_UNWRITABLE = "store_unwritable"  # the state dir refused the job's record (full, read-only, removed)
     UNKNOWN = "unknown"
 
 

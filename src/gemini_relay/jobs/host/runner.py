@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -30,15 +31,20 @@ from gemini_relay.jobs.store.base import (
     EXIT_FAILED,
     EXIT_SPAWN_FAILED,
     EXIT_TIMEOUT,
+    JobNotFound,
     JobResult,
     JobStore,
     Progress,
+    unrecordable,
 )
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.jobs.store.locks import try_claim_job
 from gemini_relay.jobs.store.manager import JobManager
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import describe, start_ticks
+
+RECORD_ERRORS = (OSError, JobNotFound)  # a full or read-only state dir, a job dir removed while its job runs
+MAX_UNRECORDED = 64  # unrecorded results kept for late attachers; each holds its run's text
 
 
 class StoreMirror:
@@ -152,11 +158,17 @@ class HostedRunner(JobManager):
         self.backends: dict[str, Backend] = {}  # job id → the backend built from the calling server's settings
         self.live: dict[str, LiveJob] = {}
         self._claims: dict[str, int] = {}
+        self.unrecorded: dict[str, JobResult] = {}  # results the state dir refused, newest last (attachers get them)
+        self._unwritten: set[str] = set()  # of those, the ones still to write once there is room
 
     def claim(self, job_id: str) -> bool:
         """Take the job's claim for as long as this host runs it: two executors (the shared host, a server's own,
         a successor) that both find it queued never both run it. False when another holds it."""
-        fd = try_claim_job(self._files.dir(job_id))
+        try:
+            fd = try_claim_job(self._files.dir(job_id))
+        except OSError as exc:  # a full or read-only state dir: a fresh job runs unclaimed, an adoption waits
+            logger.warning("Could not claim job %s (%s)", job_id, exc.strerror or exc)
+            return False
         if fd is None:
             return False
         self._claims[job_id] = fd
@@ -177,23 +189,41 @@ class HostedRunner(JobManager):
     def detach(self) -> None:
         """The host never detaches from its runs: they end (or are cancelled) in it."""
 
+    def abandon(self, record: RunRecord) -> None:
+        """JobManager.abandon, whose write the state dir may refuse: the job's end is then kept in memory (execute
+        records it later), never an error out of the engine."""
+        try:
+            super().abandon(record)
+        except RECORD_ERRORS as exc:
+            logger.warning("Could not record the end of queued job %s (%s)", record.run_id, _why(exc))
+            self._release_lock(record.run_id)
+
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         job_id = record.run_id
         backend = self.backends.get(job_id, backend)
-        self.store.write_supervisor(job_id, describe(os.getpid(), shared=True))
         mirror = StoreMirror(self.store, job_id, record, time.time())
         live = self.live.get(job_id)
         if live is not None:
             live.admitted()
 
         def listen(event: AgentEvent) -> None:
-            mirror.on_event(event)
-            mirror.flush()  # writes only when state, session, model or CLI pid changed
             if live is not None:
                 live.publish(event)
+            try:
+                mirror.on_event(event)
+                mirror.flush()  # writes only when state, session, model or CLI pid changed
+            except RECORD_ERRORS as exc:  # raised into the run's loop: its backend is closed, the run fails
+                raise self._unrecordable(exc, record) from exc
 
+        try:
+            self.store.write_supervisor(job_id, describe(os.getpid(), shared=True))
+            # Started: nothing will adopt it again, so its secrets leave the disk now, not only with its result (a
+            # host killed mid-run writes none).
+            self.store.forget_env(job_id)
+            mirror.flush()
+        except RECORD_ERRORS as exc:
+            raise self._unrecordable(exc, record) from exc
         record.listener = listen
-        mirror.flush()
         token = ASKER.set(live.asker if live is not None else None)
         try:
             await consume(backend, record)
@@ -201,17 +231,19 @@ class HostedRunner(JobManager):
             ASKER.reset(token)
         return outcome_from_record(record)
 
+    def _unrecordable(self, exc: OSError | JobNotFound, record: RunRecord) -> RunFailed:
+        logger.warning("Job %s failed: its record could not be written (%s)", record.run_id, _why(exc))
+        return unrecordable(self._files.root, exc, partial_text=record.text)
+
     async def execute(self, engine: RunEngine, record: RunRecord) -> JobResult:
-        """Run the job through the host's engine (cap, FIFO, pacing, deadline) to its durable result."""
+        """Run the job through the host's engine (cap, FIFO, pacing, deadline) to its durable result. A result the
+        state dir refuses stays in memory: its callers get it, and it is written once there is room again."""
         job_id = record.run_id
         final: JobResult | None = None  # what the store holds: read back only when someone else wrote it
         try:
             result = await execute_to_result(engine, record, time.time())
             self._release_lock(job_id)  # before the result: whoever sees it may continue the conversation at once
-            final = self.store.result(job_id)  # abandon() already ended a job refused in the queue
-            if final is None:
-                self.store.write_result(job_id, result)
-                final = result
+            final = self._record(job_id, result)
             logger.info("Job %s finished %s", job_id, final.state)
             return final
         finally:
@@ -219,9 +251,56 @@ class HostedRunner(JobManager):
             self.backends.pop(job_id, None)
             live = self.live.pop(job_id, None)
             if live is not None:
-                stored = final or self.store.result(job_id)
+                stored = final or self._stored(job_id)
                 if stored is not None:
                     live.finish(stored.result)
+
+    def _record(self, job_id: str, result: JobResult) -> JobResult:
+        """The job's result as written (or as abandon() wrote it already), or kept in memory when it cannot be."""
+        try:
+            stored = self.store.result(job_id)  # abandon() already ended a job refused in the queue
+            if stored is not None:
+                return stored
+            self.store.write_result(job_id, result)
+        except RECORD_ERRORS as exc:
+            logger.warning("Job %s: its result could not be recorded (%s); kept in memory", job_id, _why(exc))
+            if result.state is RunState.DONE:
+                notice = (
+                    f"This answer could not be recorded in the job store ({_why(exc)}); gemini-status may not show it."
+                )
+                result = replace(result, result=replace(result.result, notices=(*result.result.notices, notice)))
+            self.unrecorded[job_id] = result
+            self._unwritten.add(job_id)
+            while len(self.unrecorded) > MAX_UNRECORDED:
+                oldest = next(iter(self.unrecorded))
+                del self.unrecorded[oldest]
+                self._unwritten.discard(oldest)
+        return result
+
+    def _stored(self, job_id: str) -> JobResult | None:
+        try:
+            return self.store.result(job_id)
+        except RECORD_ERRORS:
+            return self.unrecorded.get(job_id)
+
+    def record_unrecorded(self) -> None:
+        """Write the results the state dir refused, now that it may have room (called now and then, and at exit);
+        a job whose directory is gone has nothing to write into."""
+        for job_id in sorted(self._unwritten):
+            result = self.unrecorded.get(job_id)
+            try:
+                if result is not None and self.store.result(job_id) is None:
+                    self.store.write_result(job_id, result)
+                    logger.info("Job %s: its result is recorded", job_id)
+            except JobNotFound:
+                pass  # nowhere to write it: attachers still get it from memory
+            except OSError:
+                continue  # still no room: next time
+            self._unwritten.discard(job_id)
+
+
+def _why(exc: OSError | JobNotFound) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 async def execute_to_result(engine: RunEngine, record: RunRecord, started: float) -> JobResult:

@@ -129,6 +129,7 @@ class Host:
                 self._close_listener()
                 await listener.aclose()
                 # Draining: the runs in flight end here, nothing new is accepted.
+            self.runner.record_unrecorded()  # a last try for results the state dir refused
             with anyio.move_on_after(STREAM_SETTLE):  # attached servers get their results before we go
                 while self._streams:
                     await self._streams_idle.wait()
@@ -179,6 +180,7 @@ class Host:
     async def _watch_cancel(self) -> None:
         while True:
             await anyio.sleep(CANCEL_POLL)
+            self.runner.record_unrecorded()  # results a full or read-only state dir refused, once it takes them
             for job_id, live in list(self.runner.live.items()):
                 if self.store.cancel_requested(job_id):
                     self.engine.cancel(job_id, f"{live.record.spec.tool} was cancelled")
@@ -192,11 +194,14 @@ class Host:
                 return
 
     async def _reap_orphans(self) -> None:
-        """A host killed outright leaves its CLI groups running: stop those recorded in progress.json."""
+        """A host killed outright leaves its CLI groups running: stop those recorded in progress.json (and remove
+        the environment of a job it interrupted, when an older host left it)."""
         for job_id in await anyio.to_thread.run_sync(self.store.job_ids):
             try:
                 status = derive_status(self.store, job_id)
-            except JobNotFound:
+                if status.state.terminal:
+                    self.store.forget_env(job_id)
+            except (JobNotFound, OSError):
                 continue
             await reap_orphan_cli(status)
 
@@ -329,7 +334,11 @@ class Host:
         if live is None:
             live = self._adopt(job_id)
         if live is None:
-            stored = self.store.result(job_id)
+            try:
+                stored = self.runner.unrecorded.get(job_id) or self.store.result(job_id)
+            except JobNotFound as exc:  # its directory was removed (or swept) and this host kept no result
+                await channel.send({"error": encode_error(exc)})
+                return
             if stored is not None:
                 await channel.send({"result": stored.result.to_json()})
             else:

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.errors import InputError, RelayError
+from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
+from gemini_relay.errors import InputError, RelayError, RunFailed
 from gemini_relay.supervise.liveness import ProcessInfo
 
 # Shell-convention exit sentinels written last by the supervisor (agy-mcp's contract).
@@ -44,6 +44,23 @@ class StoreUnwritable(RelayError):
         super().__init__(
             f"the state dir {root} is not writable ({exc.strerror or exc}): free space or set GEMINI_RELAY_STATE_DIR"
         )
+
+
+def unrecordable(root: Path | str, exc: OSError | JobNotFound, *, partial_text: str = "") -> RunFailed:
+    """The failure of a run whose record the state dir refused (full, read-only) or lost (its job dir removed while
+    it ran): the run stops, its text so far goes back to its caller, and it can be run again once there is room."""
+    if isinstance(exc, JobNotFound):
+        message = "the job's record was removed from the state dir while it ran"
+    else:
+        message = f"the state dir {root} refused the job's record ({exc.strerror or exc})"
+    return RunFailed(
+        message,
+        reason=FailureReason.STORE_UNWRITABLE,
+        partial_text=partial_text,
+        retryable=True,
+        recovery=f"Free space in {root} (or make it writable, or set GEMINI_RELAY_STATE_DIR), then run it again; "
+        "with this conversationId it continues the thread.",
+    )
 
 
 @dataclass(frozen=True)
@@ -146,7 +163,15 @@ class JobStore(Protocol):
         """The streamed text's UTF-8 bytes from `offset` on (a follower reads only what is new)."""
         ...
 
-    def write_result(self, job_id: str, result: JobResult) -> None: ...
+    def write_result(self, job_id: str, result: JobResult) -> None:
+        """The terminal record; the job's environment goes with it (forget_env)."""
+        ...
+
+    def forget_env(self, job_id: str) -> None:
+        """Drop the environment the job was created with (its API keys): it is running or has ended, so nothing
+        will start it again. Harmless when there is none."""
+        ...
+
     def record_files(self, job_id: str, paths: list[str]) -> None:
         """Record files the job produced (absolute paths): tools know them, the supervisor may not."""
         ...

@@ -20,6 +20,7 @@ from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json
 from gemini_relay.core.text import replace_lone_surrogates
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.store.base import JobConflict, JobMeta, JobNotFound, JobResult, Progress, StoreUnwritable, dumps
+from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import ProcessInfo
 
 META = "meta.json"
@@ -181,8 +182,11 @@ class FileJobStore:
         path = self._existing(job_id)
         write_atomic(path / RESULT, dumps(result.to_json()))
         write_atomic(path / EXIT_CODE, f"{result.exit_code}\n".encode())
+        self.forget_env(job_id)  # nothing runs it any more: its secrets do not stay on disk
+
+    def forget_env(self, job_id: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            (path / ENV).unlink()  # nothing runs it any more: its secrets do not stay on disk
+            (self.dir(job_id) / ENV).unlink()
 
     def result(self, job_id: str) -> JobResult | None:
         path = self._existing(job_id)
@@ -210,7 +214,13 @@ class FileJobStore:
         return found
 
     def request_cancel(self, job_id: str) -> None:
-        write_atomic(self._existing(job_id) / CANCEL, b"cancel\n")
+        """The cancel every executor watches for. A full or read-only state dir refuses it: logged, not raised (the
+        host the job runs in is also asked directly, and the caller reads whether the job ended)."""
+        path = self._existing(job_id) / CANCEL
+        try:
+            write_atomic(path, b"cancel\n")
+        except OSError as exc:
+            logger.warning("Could not write the cancel request of job %s (%s)", job_id, exc.strerror or exc)
 
     def cancel_requested(self, job_id: str) -> bool:
         return (self.dir(job_id) / CANCEL).is_file()

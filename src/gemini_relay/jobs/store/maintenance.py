@@ -1,7 +1,9 @@
-"""Store housekeeping at server start and periodically: sweep expired jobs, find queued jobs of dead servers."""
+"""Store housekeeping at server start and periodically: sweep expired jobs (and the environment of every ended one),
+find queued jobs of dead servers."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from gemini_relay.core.vocabulary import RunState
@@ -14,7 +16,8 @@ SWEEP_INTERVAL = 600.0  # finished jobs are swept at start and every 10 minutes
 
 
 def sweep(store: JobStore, ttl: float, *, now: float | None = None) -> list[str]:
-    """Delete finished jobs older than `ttl` (their idempotency bindings go with them); never a running one."""
+    """Delete finished jobs older than `ttl` (their idempotency bindings go with them); never a running one. Every
+    ended job's environment goes at once: an interrupted one still had it."""
     now = time.time() if now is None else now
     removed: list[str] = []
     for job_id in store.job_ids():
@@ -24,6 +27,8 @@ def sweep(store: JobStore, ttl: float, *, now: float | None = None) -> list[str]
             continue
         if not status.state.terminal:
             continue
+        with contextlib.suppress(OSError):  # an interrupted job's: its executor died before it could remove them
+            store.forget_env(job_id)  # secrets of a job nothing will start again
         ended = store.finished_at(job_id) or status.created_at
         if now - ended >= ttl:
             store.delete(job_id)

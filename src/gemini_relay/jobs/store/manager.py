@@ -46,15 +46,23 @@ POLL_INTERVAL = 0.05  # how often a follower reads the job's records: a few smal
 CANCEL_SETTLE = 5.0  # after the grace: time for the executor to write the cancelled result
 
 
-def request_hash(record: RunRecord) -> str:
-    """A stable digest of what was asked, to tell a retried request from a different one under the same key."""
+def request_hash(record: RunRecord, priority: str = "normal") -> str:
+    """A stable digest of what was asked, to tell a retried request from a different one under the same key.
+
+    Normalised first, so that equal requests match however they were spelled: an option spelled out with the value
+    it takes anyway (`priority: "normal"`, `timeoutSeconds` at the default, `model: null`) is the request without it.
+    Only an option the caller set to a value counts as explicit (a backend reads that to say it ignored one); the
+    timeout's value is hashed, so whether it was spelled out does not matter.
+    """
     spec = asdict(record.spec)
     spec.pop("tool", None)
     spec.pop("session_id", None)  # chosen fresh per request: not part of what was asked
-    spec["explicit"] = sorted(record.spec.explicit)
+    spec["explicit"] = sorted(
+        name for name in record.spec.explicit if name in spec and name != "timeout_seconds" and spec[name]
+    )
     spec["cwd"] = str(record.spec.cwd)
     spec["add_dirs"] = [str(p) for p in record.spec.add_dirs]
-    body = json.dumps({"backend": record.backend, "spec": spec}, sort_keys=True, default=str)
+    body = json.dumps({"backend": record.backend, "priority": priority, "spec": spec}, sort_keys=True, default=str)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -85,7 +93,7 @@ class JobManager:
             StoreUnwritable: the state dir is full or read-only (no job is left).
         """
         key = hashlib.sha256(options.idempotency_key.encode("utf-8")).hexdigest() if options.idempotency_key else None
-        digest = request_hash(record)
+        digest = request_hash(record, options.priority)
         meta = JobMeta(
             job_id=record.run_id,
             tool=record.spec.tool,
@@ -201,11 +209,14 @@ class JobManager:
 
     async def collect(self, job_id: str) -> JobStatus:
         """The status, with a dead supervisor's CLI stopped; an ended job is marked collected (hook-wait stays
-        silent for it)."""
+        silent for it). A read: a mark the state dir refuses (full, read-only) is logged and the status answers."""
         status = derive_status(self.store, job_id)
         await reap_orphan_cli(status)
-        if status.state.terminal:
-            self.store.mark_collected(job_id)
+        if status.state.terminal and not self.store.collected(job_id):
+            try:
+                self.store.mark_collected(job_id)
+            except (OSError, JobNotFound) as exc:  # a full or read-only state dir: the read still answers
+                logger.warning("Could not mark job %s collected (%s)", job_id, getattr(exc, "strerror", None) or exc)
         return status
 
     def jobs(self, state: str | None = None, limit: int | None = None) -> list[JobStatus]:

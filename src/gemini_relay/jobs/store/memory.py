@@ -110,6 +110,12 @@ class MemoryJobStore:
             job.finished_at = time.time()
             job.meta = replace(job.meta, env=None)  # as on disk: a finished job keeps no secrets
 
+    def forget_env(self, job_id: str) -> None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is not None:
+                job.meta = replace(job.meta, env=None)
+
     def result(self, job_id: str) -> JobResult | None:
         with self._lock:
             return copy.deepcopy(self._job(job_id).result)
