@@ -4,6 +4,8 @@ call, and its stop-review gate runs, stops at its cap and steps aside when the r
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +14,8 @@ import pytest
 from tests.fakes.fake_messages_api import fake_messages_api
 from tests.git_repo import GitRepo
 from tests.harness import TEST_MODEL, Relay
-from tests.plugin.claude_plugin import TOOL, claude, events, install_plugin, offered, prompt, user_text
+from tests.plugin.claude_plugin import OFFLINE, TOOL, claude, events, install_plugin, offered, prompt, user_text
+from tests.real_clients import CLAUDE, require
 
 FINDINGS = "- critical: app.py:2 divides by zero when n is 0.\nVERDICT: BLOCK"
 
@@ -54,22 +57,42 @@ def test_delegate_starts_a_durable_job_and_the_model_gets_its_id_at_once(home: P
     assert '"job_id":' in fake.result_text(), fake.result_text()
 
 
-def test_the_gate_sends_claude_back_once_with_geminis_findings_then_lets_it_stop_at_the_cap(
+def test_the_gate_on_in_the_plugin_settings_sends_claude_back_once_then_lets_it_stop_at_the_cap(
     home: Path, relay: Relay
 ) -> None:
     repo = GitRepo.create(relay.project, {"app.py": "def f(n):\n    return 1\n"})
     repo.write({"app.py": "def f(n):\n    return 1 / n\n"})
     relay.api.set_scenario("echo", FINDINGS)
-    gate = {"GEMINI_RELAY_STOP_GATE": "on", "GEMINI_RELAY_GATE_MODEL": TEST_MODEL, "GEMINI_RELAY_HOST": "off"}
-    with fake_messages_api("", {}) as fake:
-        out = prompt(home, relay, fake, "Change app.py.", **gate)
+    options = {"stop_gate": "on", "gate_model": TEST_MODEL, "gate_effort": "medium"}
+    configure(home, options)
+    try:
+        with fake_messages_api("", {}) as fake:
+            out = prompt(home, relay, fake, "Change app.py.", GEMINI_RELAY_HOST="off")
+    finally:
+        configure(home, {"stop_gate": "off"})
     turns = [r for r in fake.requests if "Change app.py." in user_text(r)]
     sent_back = [r for r in turns if "app.py:2 divides by zero" in user_text(r)]
     assert len(sent_back) == 1, out[-3000:]
-    assert f"Gemini's stop-review ({TEST_MODEL}, effort high; round 1 of 1)" in user_text(sent_back[0])
-    assert len(relay.turn_requests()) == 1  # one review: at the cap the gate let Claude stop
-    assert "1 round(s) this turn, the cap" in out
+    # The model and effort are the plugin's settings (Claude Code hands them to the hook as CLAUDE_PLUGIN_OPTION_*).
+    assert f"Gemini's stop-review ({TEST_MODEL}, effort medium; round 1 of 1)" in user_text(sent_back[0])
+    assert [r.model for r in relay.turn_requests()] == [TEST_MODEL]  # one review: at the cap Claude stopped
+    assert "Gemini stop-review: 1 round(s) this turn, the cap; not reviewing again." in out
     assert events(out)[-1]["type"] == "result"
+
+
+def configure(home: Path, options: dict[str, str]) -> None:
+    """`claude plugin configure gemini-relay@gemini-relay --values-stdin`: settings saved as a user saves them."""
+    binary = require(CLAUDE, "the Claude Code CLI 2.1.332")
+    done = subprocess.run(
+        [str(binary), "plugin", "configure", "gemini-relay@gemini-relay", "--values-stdin"],
+        input=json.dumps(options),
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home), **OFFLINE},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and "Configuration saved" in done.stdout, done
 
 
 def test_with_the_relay_broken_the_gate_says_gemini_is_unavailable_and_does_not_block(home: Path, relay: Relay) -> None:
