@@ -1,5 +1,10 @@
 """The Codex CLI (0.169.0) reads the same marketplace: `codex plugin marketplace add <this checkout>` and `codex plugin
-add gemini-relay@gemini-relay` install the plugin, and Codex lists its relay server with the toolsets it enables."""
+add gemini-relay@gemini-relay` install the plugin, and Codex lists its relay server with the toolsets it enables.
+
+Measured here and not asserted: Codex 0.169.0 substitutes neither `${CLAUDE_PLUGIN_ROOT}` nor `${PLUGIN_ROOT}` in a
+plugin's `.mcp.json` command or args (nor sets them in the server's env), so in `codex exec` the launcher is not found
+and the relay's tools do not reach its model; the same entry with an absolute command lists them. Claude Code in turn
+does not put a plugin's bin/ on the server's PATH, so no one command form serves both hosts yet."""
 
 from __future__ import annotations
 
