@@ -4,7 +4,9 @@ real Claude Code end to end, offline").
 `POST /v1/messages` (streamed or not): a request whose last user message holds a `tool_result` is recorded in
 `tool_results` (that block is exactly what the model would see) and answered with a short text and `end_turn`; a
 request offering the tool named by `call` is answered with a `tool_use` of it with `arguments`; any other request
-(Claude Code's own side calls) gets a short text. Every request body is kept in `requests`.
+(Claude Code's own side calls) gets a short text. Every request body is kept in `requests`. A request that does not
+offer the tool yet while Claude Code offers `WaitForMcpServers` (its servers still connecting, as a plugin's are in
+`-p`) is answered as a model would: a call of that tool (at most MAX_WAITS), whose result is not recorded.
 """
 
 from __future__ import annotations
@@ -19,28 +21,35 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODEL = "claude-sonnet-4-5"  # a model Claude Code knows (an unknown one takes another code path)
+WAIT_TOOL = "WaitForMcpServers"  # Claude Code's tool for waiting on servers still connecting
+MAX_WAITS = 5
 REMINDER = "<system-reminder>"  # Claude Code appends one of its own to every tool result
 
 
 @dataclass
 class FakeMessagesApi:
-    call: str  # the tool to call, as Claude Code names it: mcp__<server>__<tool>
+    call: str  # the tool to call, as Claude Code names it: mcp__<server>__<tool>; "" never calls one
     arguments: dict[str, Any]
     requests: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     tool_results: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     base_url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _waits: set[str] = field(default_factory=set[str])  # ids of the WaitForMcpServers calls made
 
     def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The content blocks of the reply to `body` (and what it shows is recorded)."""
         with self._lock:
             self.requests.append(body)
             result = _last_tool_result(body)
-            if result is not None:
+            if result is not None and result.get("tool_use_id") not in self._waits:
                 self.tool_results.append(result)
                 return [{"type": "text", "text": "Read it."}]
-            if any(tool.get("name") == self.call for tool in body.get("tools", [])):
+            offered = {tool.get("name") for tool in body.get("tools", [])}
+            if self.call in offered:
                 return [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": self.call}]
+            if self.call and WAIT_TOOL in offered and len(self._waits) < MAX_WAITS:  # "Still connecting (try again …)"
+                self._waits.add(ident := f"toolu_{uuid.uuid4().hex[:20]}")
+                return [{"type": "tool_use", "id": ident, "name": WAIT_TOOL, "input": {}}]
             return [{"type": "text", "text": "ok"}]
 
     def result_text(self) -> str:
@@ -74,7 +83,7 @@ def _events(blocks: list[dict[str, Any]], arguments: dict[str, Any]) -> Iterator
     for index, block in enumerate(blocks):
         if block["type"] == "tool_use":
             start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(arguments)}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", arguments))}
         else:
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
@@ -106,7 +115,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         blocks = fake.answer(body)
         if not body.get("stream"):
-            content = [{**b, "input": fake.arguments} if b["type"] == "tool_use" else b for b in blocks]
+            content = [{"input": fake.arguments, **b} if b["type"] == "tool_use" else b for b in blocks]
             stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
             usage = {"input_tokens": 10, "output_tokens": 5}
             reply = {"id": "msg_x", "type": "message", "role": "assistant", "model": MODEL, "content": content}
