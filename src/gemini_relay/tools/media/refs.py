@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES, fetch_image
+from gemini_relay.content.image_file import IMAGE_KINDS, ImageRefused, read_image, sniff_image
 from gemini_relay.core.files import read_trusted, write_file
 from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import InputError
@@ -24,10 +25,29 @@ from gemini_relay.tools.media.config import MediaConfig
 
 FILE_URI = re.compile(r"^(?:https://[^\s]+/)?files/[a-z0-9-]{1,64}$")
 STAGING = "media-inputs"
-_MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"RIFF", "image/webp"), (b"GIF8", "image/gif"))
+MAX_REFERENCE_BYTES = 64 * 1024 * 1024  # a local reference image is read whole and staged: a bound on both
 
 
 def local_ref(raw: str, config: MediaConfig, field: str) -> MediaRef:
+    """A local file by path (gemini-files upload); its type by name. An image goes through local_image_ref."""
+    path = _local_path(raw, config, field)
+    return MediaRef("path", str(path), mimetypes.guess_type(path.name)[0])
+
+
+def local_image_ref(raw: str, config: MediaConfig, field: str, state_dir: Path, limit: int) -> MediaRef:
+    """A local image read now, once, jailed on the file as opened and typed by its content, then staged in the state
+    dir: what the job sends later are these bytes, whatever the path names by then (a link swapped in while the
+    call waits in the queue reaches nothing)."""
+    path = _local_path(raw, config, field)
+    roots = [os.path.realpath(root) for root in config.input_roots()]
+    try:
+        data, mime = read_image(str(path), roots, limit)
+    except ImageRefused as exc:
+        raise InputError(f"{raw!r} {exc}", field=field) from None
+    return _stage(state_dir, data, mime)
+
+
+def _local_path(raw: str, config: MediaConfig, field: str) -> Path:
     if "\x00" in raw or len(raw) > 4096:
         raise InputError("must be a file path (no NUL bytes, at most 4096 characters)", field=field)
     candidates = [Path(os.path.realpath(base / Path(raw).expanduser())) for base in config.input_roots()]
@@ -35,7 +55,7 @@ def local_ref(raw: str, config: MediaConfig, field: str) -> MediaRef:
         if not any(path == r or r in path.parents for r in config.input_roots()):
             continue
         if path.is_file():
-            return MediaRef("path", str(path), mimetypes.guess_type(path.name)[0])
+            return path
     outside = all(not any(r in p.parents for r in config.input_roots()) for p in candidates)
     where = " or ".join(str(r) for r in config.input_roots())
     if outside:
@@ -75,9 +95,9 @@ def base64_ref(raw: str, state_dir: Path, field: str) -> MediaRef:
         raise InputError("is not valid base64 (a truncated read is the usual cause)", field=field) from None
     if len(data) > MAX_IMAGE_BYTES:
         raise InputError(f"decodes to more than {MAX_IMAGE_BYTES} bytes", field=field)
-    mime = next((m for magic, m in _MAGIC if data.startswith(magic)), None)
+    mime = sniff_image(data)
     if mime is None:
-        raise InputError("does not decode to a PNG, JPEG, WebP or GIF image", field=field)
+        raise InputError(f"does not decode to a {IMAGE_KINDS} image", field=field)
     return _stage(state_dir, data, mime)
 
 
@@ -92,7 +112,7 @@ async def gather(
     prefix: str = "images",
 ) -> tuple[MediaRef, ...]:
     """Every reference in the order of their context cost (none first, base64 last); InputError names the field."""
-    refs = [local_ref(p, config, prefix) for p in paths or []]
+    refs = [local_image_ref(p, config, prefix, state_dir, MAX_REFERENCE_BYTES) for p in paths or []]
     refs += [file_uri_ref(u, f"{prefix}FileUris") for u in file_uris or []]
     for url in urls or []:
         refs.append(await url_ref(url, state_dir))
