@@ -33,7 +33,7 @@ async def gather_images(deps: Deps, raw: list[str] | None) -> tuple[MediaRef, ..
         if refs.FILE_URI.fullmatch(text):
             found.append(refs.file_uri_ref(text, FIELD))
         elif text.lower().startswith(("https://", "http://")):
-            found.append(await refs.url_ref(text, deps.settings.state_dir))  # http is refused there, with the rule
+            found.append(await refs.url_image_ref(text, deps.settings.state_dir, FIELD))  # http is refused there
         else:
             found.append(refs.local_image_ref(entry, config, FIELD, deps.settings.state_dir, MAX_IMAGE_BYTES))
     return tuple(found)

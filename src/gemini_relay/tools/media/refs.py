@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import mimetypes
 import os
 import re
+import time
 from pathlib import Path
 
-from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES, fetch_image
+from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES, FetchedImage, fetch_image
 from gemini_relay.content.image_file import IMAGE_KINDS, ImageRefused, read_image, sniff_image
 from gemini_relay.core.files import read_trusted, write_file
 from gemini_relay.core.spec import MediaRef
@@ -26,6 +28,7 @@ from gemini_relay.tools.media.config import MediaConfig
 FILE_URI = re.compile(r"^(?:https://[^\s]+/)?files/[a-z0-9-]{1,64}$")
 STAGING = "media-inputs"
 MAX_REFERENCE_BYTES = 64 * 1024 * 1024  # a local reference image is read whole and staged: a bound on both
+STAGED_KEEP = 7 * 24 * 3600.0  # a staged image unused for a week is removed when another is staged
 
 
 def local_ref(raw: str, config: MediaConfig, field: str) -> MediaRef:
@@ -77,12 +80,48 @@ def _stage(state_dir: Path, data: bytes, mime: str) -> MediaRef:
     )  # same bytes, same file: the upload cache hits
     if read_trusted(path, what="the staged reference image") != data:  # absent, or not ours alone: staged anew
         write_file(path, data, private=True)
+    else:
+        _used(path)
+    _prune(path.parent)
     return MediaRef("path", str(path), mime)
 
 
+def _used(path: Path) -> None:
+    """Mark a staged file as used now by its access time; its mtime stays, the upload cache keys on it."""
+    with contextlib.suppress(OSError):
+        os.utime(path, ns=(time.time_ns(), path.stat().st_mtime_ns), follow_symlinks=False)
+
+
+def _prune(folder: Path) -> None:
+    """Staged files unused for STAGED_KEEP go (every local image is staged now): no queued job is that old."""
+    limit = time.time() - STAGED_KEEP
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if entry.is_file(follow_symlinks=False) and max(info.st_atime, info.st_mtime) < limit:
+                    Path(entry.path).unlink()
+
+
 async def url_ref(url: str, state_dir: Path) -> MediaRef:
+    """A fetched file as the server typed it (gemini-files upload); an image to send goes through url_image_ref."""
     fetched = await fetch_image(url)
     return _stage(state_dir, fetched.data, fetched.mime_type)
+
+
+async def url_image_ref(url: str, state_dir: Path, field: str) -> MediaRef:
+    return fetched_image_ref(await fetch_image(url), state_dir, field)
+
+
+def fetched_image_ref(fetched: FetchedImage, state_dir: Path, field: str) -> MediaRef:
+    """A fetched image typed by its content, as a local one is: the server's Content-Type does not decide."""
+    mime = sniff_image(fetched.data)
+    if mime is None:
+        raise InputError(
+            f"{fetched.url} is not a {IMAGE_KINDS} image by its content (the server said {fetched.mime_type})",
+            field=field,
+        )
+    return _stage(state_dir, fetched.data, mime)
 
 
 def base64_ref(raw: str, state_dir: Path, field: str) -> MediaRef:
@@ -115,6 +154,6 @@ async def gather(
     refs = [local_image_ref(p, config, prefix, state_dir, MAX_REFERENCE_BYTES) for p in paths or []]
     refs += [file_uri_ref(u, f"{prefix}FileUris") for u in file_uris or []]
     for url in urls or []:
-        refs.append(await url_ref(url, state_dir))
+        refs.append(await url_image_ref(url, state_dir, f"{prefix}Url"))
     refs += [base64_ref(b, state_dir, f"{prefix}Base64") for b in base64_images or []]
     return tuple(refs)
