@@ -138,3 +138,17 @@ def test_a_fetched_image_is_typed_by_its_content_not_the_servers_content_type(tm
         media_refs.fetched_image_ref(lying, tmp_path, "imagesUrl")
     ref = media_refs.fetched_image_ref(FetchedImage(TINY_PNG, "image/jpeg", "https://images.test/b"), tmp_path, "x")
     assert ref.mime_type == "image/png" and Path(ref.value).read_bytes() == TINY_PNG
+
+
+def test_a_file_to_upload_is_read_from_the_descriptor_checked_not_reopened_by_name(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    (cfg.root / "ref.png").write_bytes(TINY_PNG)
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"not for the Files API")
+    handle, ref = media_refs.open_local("ref.png", cfg, "path")
+    with handle:
+        (cfg.root / "ref.png").unlink()
+        (cfg.root / "ref.png").symlink_to(secret)  # swapped between the check and the upload
+        assert handle.read() == TINY_PNG and ref.mime_type == "image/png"
+    with pytest.raises(InputError, match="resolves outside"):
+        media_refs.open_local("ref.png", cfg, "path")

@@ -15,11 +15,14 @@ import hashlib
 import mimetypes
 import os
 import re
+import stat
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES, FetchedImage, fetch_image
 from gemini_relay.content.image_file import IMAGE_KINDS, ImageRefused, read_image, sniff_image
+from gemini_relay.content.jail import OutsideRoots, open_jailed
 from gemini_relay.core.files import read_trusted, write_file
 from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import InputError
@@ -32,9 +35,28 @@ STAGED_KEEP = 7 * 24 * 3600.0  # a staged image unused for a week is removed whe
 
 
 def local_ref(raw: str, config: MediaConfig, field: str) -> MediaRef:
-    """A local file by path (gemini-files upload); its type by name. An image goes through local_image_ref."""
+    """A local file by path, its type by name; what is read from it goes through open_local or local_image_ref."""
     path = _local_path(raw, config, field)
     return MediaRef("path", str(path), mimetypes.guess_type(path.name)[0])
+
+
+def open_local(raw: str, config: MediaConfig, field: str) -> tuple[BinaryIO, MediaRef]:
+    """The local file opened once and jailed on the descriptor (gemini-files upload sends from it, never by name),
+    with its ref (type by name: an upload may be any file). The caller closes it."""
+    ref = local_ref(raw, config, field)
+    roots = [os.path.realpath(root) for root in config.input_roots()]
+    try:
+        fd = open_jailed(ref.value, roots)
+    except OutsideRoots:
+        raise InputError(f"{raw!r} resolves outside the allowed folders as opened (a link)", field=field) from None
+    except OSError as exc:
+        raise InputError(f"{raw!r} cannot be read ({exc.strerror or type(exc).__name__})", field=field) from None
+    os.set_blocking(fd, True)  # opened O_NONBLOCK so a FIFO cannot hang the open; the SDK reads in blocking mode
+    handle = open(fd, "rb")  # noqa: PTH123, SIM115 - a descriptor, not a path; the caller closes it
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        raise InputError(f"{raw!r} is not a regular file", field=field)
+    return handle, ref
 
 
 def local_image_ref(raw: str, config: MediaConfig, field: str, state_dir: Path, limit: int) -> MediaRef:
