@@ -98,3 +98,9 @@ def test_a_404_naming_a_model_keeps_the_model_hint() -> None:
 def test_a_404_that_names_nothing_names_both_things_that_can_be_gone() -> None:
     advice = api_status_advice(404, "NOT_FOUND", "Requested entity was not found.")
     assert advice is not None and "gemini-models" in advice and "~48 h" in advice
+
+
+def test_a_403_on_a_file_uri_names_the_file_and_the_48_hours() -> None:
+    message = "You do not have permission to access the File abc123 or it may not exist."
+    advice = api_status_advice(403, "PERMISSION_DENIED", message)
+    assert advice is not None and advice.startswith("files/abc123: ") and "~48 h" in advice

@@ -64,6 +64,8 @@ def api_status_advice(code: int | None, status: str = "", message: str = "") -> 
             "The API did not accept the credentials: check GEMINI_API_KEY (or the Vertex AI credentials) in the "
             f"server's env; {DOCTOR}."
         )
+    if (code == 403 or status == "PERMISSION_DENIED") and _FILE_DENIED in message:
+        return not_found_advice(message)  # the API's answer for a files/… uri gone (or never this key's)
     if code == 403 or status == "PERMISSION_DENIED":
         return (
             "The credentials may not do this: check that GEMINI_API_KEY belongs to a project with the Gemini API "
@@ -91,6 +93,7 @@ def api_status_advice(code: int | None, status: str = "", message: str = "") -> 
 
 
 # What a 404's message names: a Files API file (`files/<id>`, `File <id>`) or a model (`models/<id>`, "model").
+_FILE_DENIED = "permission to access the File"
 _FILE_NAMED = (re.compile(r"\bfiles/([a-z0-9-]+)"), re.compile(r"\bFile ([a-z0-9-]+)\b(?!/)"))
 _MODEL_NAMED = re.compile(r"\bmodels?\b", re.IGNORECASE)
 FILE_GONE = (
