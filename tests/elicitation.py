@@ -30,3 +30,23 @@ class Recorder:
 
 def accept(choice: str) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"choice": choice})
+
+
+# Replies off the question's form, as a client that is not the SDK can send them (the SDK client refuses to).
+OFF_SCHEMA: list[dict[str, Any]] = [
+    {"action": "yes"},
+    {"action": 1},
+    {"action": "accept", "content": {"choice": {"an": "object"}}},
+]
+
+
+def off_schema(raw: dict[str, Any]) -> types.ElicitResult:
+    """`raw` sent as it is: model_construct skips the checks the reply would fail."""
+    return types.ElicitResult.model_construct(**raw)
+
+
+def let_the_client_send_anything(monkeypatch: Any) -> None:
+    """Lift the SDK client's own check of what its callback returns, so `off_schema` replies reach the server."""
+    from mcp_types import methods  # the module the SDK client checks its callbacks' results with
+
+    monkeypatch.setattr(methods, "validate_client_result", lambda *_: None)

@@ -73,3 +73,34 @@ def test_recitation_and_the_output_limit_ask_for_something_else() -> None:
     assert "in the model's own words" in blocked_advice("RECITATION")
     assert "lower effort" in blocked_advice("MAX_TOKENS")
     assert blocked_advice(None) == EMPTY_ADVICE and blocked_advice("STOP") == EMPTY_ADVICE
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "You do not have permission to access the File abc123 or it may not exist.",
+        "File files/abc123 is not found.",
+    ],
+)
+def test_a_404_naming_a_file_says_the_file_is_gone_and_how_to_upload_it_again_not_to_pick_a_model(
+    message: str,
+) -> None:
+    advice = api_status_advice(404, "NOT_FOUND", message)
+    assert advice is not None and advice.startswith("files/abc123: ")
+    assert "~48 h" in advice and "gemini-files" in advice and "gemini-models" not in advice
+
+
+def test_a_404_naming_a_model_keeps_the_model_hint() -> None:
+    advice = api_status_advice(404, "NOT_FOUND", "models/gemini-9 is not found for API version v1beta")
+    assert advice == "Pick a model id from gemini-models."
+
+
+def test_a_404_that_names_nothing_names_both_things_that_can_be_gone() -> None:
+    advice = api_status_advice(404, "NOT_FOUND", "Requested entity was not found.")
+    assert advice is not None and "gemini-models" in advice and "~48 h" in advice
+
+
+def test_a_403_on_a_file_uri_names_the_file_and_the_48_hours() -> None:
+    message = "You do not have permission to access the File abc123 or it may not exist."
+    advice = api_status_advice(403, "PERMISSION_DENIED", message)
+    assert advice is not None and advice.startswith("files/abc123: ") and "~48 h" in advice

@@ -32,6 +32,8 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``slow:<seconds>`` [0.5]: :data:`SLOW_CHUNKS`, that many seconds between the 5 chunks
 - ``stall``: 200, one chunk (:data:`STALL_TEXT`), then nothing until stop() closes the connection
 - ``hang``: reads the request, never sends headers, until stop()
+- ``gate``: reads the request, then waits for :attr:`FakeGeminiApi.gate` (or stop()) before :data:`GATE_TEXT`: a test
+  holds a run open (and its slot) for exactly as long as it needs, with no clock
 - ``tool_call:<path>`` [hello.txt]: ``functionCall read_file {"file_path": <path>}``; when the last content is a
   ``functionResponse`` turn: :data:`TOOL_DONE_TEXT`
 - ``write_file:<path>`` [written.txt]: ``functionCall write_file``, then :data:`TOOL_DONE_TEXT` (plan mode denies it)
@@ -100,7 +102,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from types import FrameType, TracebackType
@@ -128,6 +130,7 @@ __all__ = [
     "SEARCH_SUMMARY_TEXT",
     "SLOW_CHUNKS",
     "STALL_TEXT",
+    "GATE_TEXT",
     "THOUGHT_ANSWER_TEXT",
     "THOUGHT_TEXT",
     "TINY_PNG",
@@ -167,6 +170,7 @@ SHELL_RESULT_PREFIX: Final = "Shell result: "
 THOUGHT_TEXT: Final = "**Considering the request** The user wants a short answer."
 THOUGHT_ANSWER_TEXT: Final = "Answer after thinking."
 STALL_TEXT: Final = "Partial answer before the stall"
+GATE_TEXT: Final = "Answered once the gate opened"
 MAX_TOKENS_TEXT: Final = "An answer that the output token limit cut"
 SLOW_CHUNKS: Final = (*(f"slow chunk {i} of 5. " for i in range(1, 5)), "slow chunk 5 of 5.")
 DEFAULT_SLOW_DELAY: Final = 0.5
@@ -358,6 +362,7 @@ class _Plan:
     delay: float = 0.0
     stall: bool = False
     hang: bool = False
+    gate: bool = False
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -605,6 +610,11 @@ def _plan_slow(ctx: _Ctx) -> _Plan:
     if not 0 <= delay <= 3600:
         raise ScenarioError(f"slow delay must be in [0, 3600], got {delay}")
     return ctx.answer.texts(list(SLOW_CHUNKS), delay=delay)
+
+
+@_scenario("gate")
+def _plan_gate(ctx: _Ctx) -> _Plan:
+    return replace(ctx.answer.texts([GATE_TEXT]), gate=True)
 
 
 @_scenario("stall")
@@ -1118,6 +1128,10 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.fake.stop_event.wait(seconds)
 
     def _send_plan(self, plan: _Plan, stream: bool) -> None:
+        if plan.gate:
+            fake = self.server.fake
+            while not (fake.gate.wait(0.05) or fake.stop_event.is_set()):
+                pass
         if plan.hang:
             self._wait_for_stop()
             self.close_connection = True
@@ -1227,6 +1241,8 @@ class FakeGeminiApi:
 
     def __init__(self, port: int = 0) -> None:
         self.stop_event = threading.Event()
+        self.gate = threading.Event()
+        """Opens every `gate` scenario's answer (set by the test)."""
         self._cond = threading.Condition()
         self._requests: list[LoggedRequest] = []
         self._scenario: tuple[str | None, str | None] = (None, None)

@@ -8,7 +8,7 @@ import mcp_types as types
 import pytest
 
 from gemini_relay.backends.asking import Answer, AskOutcome, Option, Question
-from tests.elicitation import Recorder, accept
+from tests.elicitation import OFF_SCHEMA, Recorder, accept, let_the_client_send_anything, off_schema
 from tests.inmemory.conftest import InMemory, text_of
 from tests.inmemory.scripted import Script
 
@@ -63,7 +63,6 @@ async def test_a_client_without_elicitation_is_never_asked(relay: InMemory) -> N
     [
         types.ElicitResult(action="decline"),
         types.ElicitResult(action="cancel"),
-        accept("not-an-offered-option"),
     ],
 )
 async def test_a_decline_leaves_the_decision_to_the_policy(relay: InMemory, reply: types.ElicitResult) -> None:
@@ -71,6 +70,21 @@ async def test_a_decline_leaves_the_decision_to_the_policy(relay: InMemory, repl
     async with relay.asking_client(Recorder(reply)) as client:
         await client.call_tool("gemini-ask", {"prompt": "clean up"})
     assert relay.backend.answers == [Answer(AskOutcome.DECLINED)]
+
+
+@pytest.mark.parametrize("raw", [*OFF_SCHEMA, {"action": "accept", "content": {"choice": "not-an-offered-option"}}])
+async def test_an_answer_off_the_form_is_an_invalid_answer_named_at_once_and_never_asked_again(
+    relay: InMemory, monkeypatch: pytest.MonkeyPatch, raw: dict[str, object]
+) -> None:
+    let_the_client_send_anything(monkeypatch)
+    recorder = Recorder(off_schema(raw))
+    relay.backend.queue(Script(("Policy.",), ask=SHELL))
+    async with relay.asking_client(recorder, GEMINI_RELAY_ASK_TIMEOUT="600") as client:
+        with anyio.fail_after(60):  # far under the ask timeout: the answer is judged when it comes, not waited out
+            result = await client.call_tool("gemini-ask", {"prompt": "clean up"})
+    assert len(recorder.asked) == 1
+    assert relay.backend.answers == [Answer(AskOutcome.INVALID_ANSWER)]
+    assert "asked: invalid_answer" in text_of(result)
 
 
 async def test_an_unanswered_question_times_out_after_the_ask_timeout(relay: InMemory) -> None:

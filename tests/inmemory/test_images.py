@@ -6,8 +6,12 @@ whether the backend has agents. The real warm CLI sending an image: tests/test_s
 from __future__ import annotations
 
 import base64
+from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
+from mcp.types import CallToolResult
 
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.inmemory.conftest import InMemory, on_the_api, text_of
@@ -63,3 +67,51 @@ async def test_gemini_models_says_a_backend_without_agents_has_none(
         result = await client.call_tool("gemini-models", {})
     assert "Agents: this backend has no agents" in text_of(result)
     assert result.structured_content is not None and result.structured_content["agents"] is None
+
+
+async def test_an_image_swapped_for_a_link_out_while_its_call_waits_in_the_queue_is_sent_as_it_was_checked(
+    relay: InMemory, emulator: FakeGeminiApi
+) -> None:
+    picture = relay.project / "pic.png"
+    picture.write_bytes(PNG)
+    outside = relay.base / "private.png"
+    outside.write_bytes(PNG + b"private bytes from outside the project")
+    waiting = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if message is not None and "Waiting in the queue" in message:
+            waiting.set()
+
+    env = on_the_api(emulator, GEMINI_RELAY_MAX_CONCURRENT="1", GEMINI_RELAY_PROGRESS_INTERVAL="0.05")
+    results: dict[str, CallToolResult] = {}
+
+    async def call(name: str, arguments: dict[str, Any], client: Client) -> None:
+        watch = on_progress if name == "second" else None
+        results[name] = await client.call_tool("gemini-ask", arguments, progress_callback=watch)
+
+    with anyio.fail_after(60):
+        async with relay.client(**env) as client, anyio.create_task_group() as tg:
+            tg.start_soon(call, "first", {"prompt": "[[fake:gate]] hold the only slot"}, client)
+            await anyio.to_thread.run_sync(emulator.wait_for_requests, 1)
+            tg.start_soon(call, "second", {"prompt": "what is this", "images": ["pic.png"]}, client)
+            await waiting.wait()  # checked, and queued behind the first
+            picture.unlink()
+            picture.symlink_to(outside)
+            emulator.gate.set()
+    assert not results["second"].is_error, text_of(results["second"])
+    assert [p["data"] for p in emulator.inline_images()] == [base64.b64encode(PNG).decode()]
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("pic.svg", b'<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>'), ("notes.png", b"plain notes\n")],
+)
+async def test_a_file_that_is_not_an_image_by_its_content_is_refused_naming_the_field(
+    relay: InMemory, emulator: FakeGeminiApi, name: str, data: bytes
+) -> None:
+    (relay.project / name).write_bytes(data)
+    async with relay.client(**on_the_api(emulator)) as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": [name]})
+    assert result.is_error
+    assert f"images: '{name}' is not a PNG, JPEG, WebP or GIF image by its content" in text_of(result), text_of(result)
+    assert not any("generateContent" in r.path for r in emulator.requests)

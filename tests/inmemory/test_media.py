@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 
 from gemini_relay.backends.api.media import interactions, video
-from tests.elicitation import Recorder, accept
+from tests.elicitation import OFF_SCHEMA, Recorder, accept, let_the_client_send_anything, off_schema
 from tests.fakes.fake_gemini_api import TINY_PNG, FakeGeminiApi
 from tests.inmemory.conftest import InMemory, on_the_api
 from tests.media_results import assert_files_linked, call_ok, facts, text
@@ -203,6 +203,22 @@ async def test_a_delete_without_confirm_asks_a_client_that_can_answer(
     assert uploaded["file_uri"] in params.message
     assert (answered.structured_content or {})["deleted"] is deleted
     assert (uploaded["file_uri"] not in [f["name"] for f in after["files"]]) is deleted
+
+
+@pytest.mark.parametrize("raw", OFF_SCHEMA)
+async def test_a_delete_answered_off_the_form_keeps_the_file_and_says_the_answer_was_invalid(
+    relay: InMemory, emulator: FakeGeminiApi, monkeypatch: pytest.MonkeyPatch, raw: dict[str, object]
+) -> None:
+    let_the_client_send_anything(monkeypatch)
+    (relay.project / "ref.png").write_bytes(TINY_PNG)
+    recorder = Recorder(off_schema(raw))
+    async with relay.asking_client(recorder, **media_env(emulator)) as client:
+        uploaded = facts(await call_ok(client, "gemini-files", {"action": "upload", "path": "ref.png"}))
+        answered = await client.call_tool("gemini-files", {"action": "delete", "name": uploaded["file_uri"]})
+        after = facts(await call_ok(client, "gemini-files", {"action": "list"}))
+    assert answered.is_error and "internal error" not in text(answered).lower()
+    assert "confirm: " in text(answered) and "the client's answer was not one the question offered" in text(answered)
+    assert uploaded["file_uri"] in [f["name"] for f in after["files"]]
 
 
 async def test_gemini_image_through_the_api_takes_the_media_job_controls_and_a_repeated_key_bills_once(

@@ -4,12 +4,14 @@ settings parsed with a ConfigError naming the variable."""
 from __future__ import annotations
 
 import base64
+import os
+import time
 from pathlib import Path
 
 import pytest
 
 from gemini_relay.config import Settings
-from gemini_relay.content.fetch_image import ImageFetchError
+from gemini_relay.content.fetch_image import FetchedImage, ImageFetchError
 from gemini_relay.errors import ConfigError, InputError
 from gemini_relay.tools.media import refs as media_refs
 from gemini_relay.tools.media.config import MediaConfig
@@ -99,3 +101,54 @@ def test_a_bad_chain_retry_window_names_the_variable(tmp_path: Path) -> None:
     assert config(tmp_path, GEMINI_CHAIN_RETRY_MS="0").chain_retry_ms == 0
     with pytest.raises(ConfigError, match="GEMINI_CHAIN_RETRY_MS"):
         config(tmp_path, GEMINI_CHAIN_RETRY_MS="-5")
+
+
+def test_a_staged_image_unused_for_a_week_goes_when_another_is_staged_and_a_reused_one_keeps_its_mtime(
+    tmp_path: Path,
+) -> None:
+    encoded = base64.b64encode(TINY_PNG).decode()
+    reused = Path(media_refs.base64_ref(encoded, tmp_path, "imagesBase64").value)
+    old = reused.with_name("0" * 32 + ".png")
+    old.write_bytes(TINY_PNG)
+    week_ago = time.time() - media_refs.STAGED_KEEP - 60
+    os.utime(old, (week_ago, week_ago))
+    os.utime(reused, (week_ago, week_ago))
+    mtime = reused.stat().st_mtime_ns
+    again = Path(media_refs.base64_ref(encoded, tmp_path, "imagesBase64").value)
+    assert again == reused and reused.exists() and reused.stat().st_mtime_ns == mtime  # the upload cache's key
+    assert not old.exists()
+
+
+def test_a_local_image_is_staged_as_read_typed_by_its_content(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    (cfg.root / "shot.jpg").write_bytes(TINY_PNG)
+    (cfg.root / "notes.png").write_text("plain notes", encoding="utf-8")
+    ref = media_refs.local_image_ref("shot.jpg", cfg, "images", tmp_path / "state", 1024)
+    assert ref.mime_type == "image/png" and Path(ref.value).read_bytes() == TINY_PNG
+    assert Path(ref.value).parent == tmp_path / "state" / media_refs.STAGING
+    with pytest.raises(InputError, match=r"'notes.png' is not a PNG, JPEG, WebP or GIF image by its content"):
+        media_refs.local_image_ref("notes.png", cfg, "images", tmp_path / "state", 1024)
+    with pytest.raises(InputError, match="is larger than 16 bytes"):
+        media_refs.local_image_ref("shot.jpg", cfg, "images", tmp_path / "state", 16)
+
+
+def test_a_fetched_image_is_typed_by_its_content_not_the_servers_content_type(tmp_path: Path) -> None:
+    lying = FetchedImage(b"<html>not an image</html>", "image/png", "https://images.test/a.png")
+    with pytest.raises(InputError, match=r"https://images.test/a.png is not a PNG, JPEG, WebP or GIF image"):
+        media_refs.fetched_image_ref(lying, tmp_path, "imagesUrl")
+    ref = media_refs.fetched_image_ref(FetchedImage(TINY_PNG, "image/jpeg", "https://images.test/b"), tmp_path, "x")
+    assert ref.mime_type == "image/png" and Path(ref.value).read_bytes() == TINY_PNG
+
+
+def test_a_file_to_upload_is_read_from_the_descriptor_checked_not_reopened_by_name(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    (cfg.root / "ref.png").write_bytes(TINY_PNG)
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"not for the Files API")
+    handle, ref = media_refs.open_local("ref.png", cfg, "path")
+    with handle:
+        (cfg.root / "ref.png").unlink()
+        (cfg.root / "ref.png").symlink_to(secret)  # swapped between the check and the upload
+        assert handle.read() == TINY_PNG and ref.mime_type == "image/png"
+    with pytest.raises(InputError, match="resolves outside"):
+        media_refs.open_local("ref.png", cfg, "path")

@@ -141,3 +141,12 @@ def test_a_stored_token_other_users_can_read_is_refused_with_the_fix(tmp_path: P
     refused = relay(["--http", "127.0.0.1:0"], bare_env(tmp_path))
     assert refused.returncode == 2
     assert f"{stored} is readable by other users" in refused.stderr and "remove it" in refused.stderr
+
+
+def test_a_stored_token_path_that_is_a_directory_is_refused_with_the_fix_not_a_traceback(tmp_path: Path) -> None:
+    stored = tmp_path / "state" / STORED_TOKEN
+    stored.mkdir(parents=True)
+    refused = relay(["--http", "127.0.0.1:0"], bare_env(tmp_path))
+    assert refused.returncode == 2
+    assert f"{stored} is a directory" in refused.stderr and "remove it" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -64,6 +64,8 @@ def api_status_advice(code: int | None, status: str = "", message: str = "") -> 
             "The API did not accept the credentials: check GEMINI_API_KEY (or the Vertex AI credentials) in the "
             f"server's env; {DOCTOR}."
         )
+    if (code == 403 or status == "PERMISSION_DENIED") and _FILE_DENIED in message:
+        return not_found_advice(message)  # the API's answer for a files/… uri gone (or never this key's)
     if code == 403 or status == "PERMISSION_DENIED":
         return (
             "The credentials may not do this: check that GEMINI_API_KEY belongs to a project with the Gemini API "
@@ -85,12 +87,37 @@ def api_status_advice(code: int | None, status: str = "", message: str = "") -> 
             "The API refused part of the request (its message names the field): change that argument — model, "
             "effort, jsonSchema or an attached file — and call again; the same request fails again."
         )
+    if code == 404 or status == "NOT_FOUND":
+        return not_found_advice(message)
     return next((advice for codes, name, advice in _BY_STATUS if code in codes or status == name), None)
+
+
+# What a 404's message names: a Files API file (`files/<id>`, `File <id>`) or a model (`models/<id>`, "model").
+_FILE_DENIED = "permission to access the File"
+_FILE_NAMED = (re.compile(r"\bfiles/([a-z0-9-]+)"), re.compile(r"\bFile ([a-z0-9-]+)\b(?!/)"))
+_MODEL_NAMED = re.compile(r"\bmodels?\b", re.IGNORECASE)
+FILE_GONE = (
+    "The Files API keeps an upload ~48 h, then it is gone: upload the file again with gemini-files "
+    "(action upload) and pass the new files/<id>."
+)
+MODEL_GONE = "Pick a model id from gemini-models."
+
+
+def not_found_advice(message: str) -> str:
+    """A 404's fix by what it names: the file is gone (kept ~48 h), or the model id is unknown; both when neither."""
+    found = next((m for pattern in _FILE_NAMED if (m := pattern.search(message))), None)
+    if found is not None:
+        return f"files/{found[1]}: {FILE_GONE}"
+    if _MODEL_NAMED.search(message):
+        return MODEL_GONE
+    return (
+        "The API found nothing by that name: check the model id (gemini-models lists them) and any files/… "
+        "reference (the Files API keeps an upload ~48 h; upload it again with gemini-files)."
+    )
 
 
 # The classes whose fix needs nothing from the message: (HTTP statuses, google.rpc status, fix).
 _BY_STATUS: tuple[tuple[tuple[int, ...], str, str], ...] = (
-    ((404,), "NOT_FOUND", "Pick a model id from gemini-models."),
     ((429,), "RESOURCE_EXHAUSTED", "Wait for the quota to refill, or pass a different model."),
     (
         (502, 503),

@@ -23,6 +23,7 @@ class AskOutcome(StrEnum):
 
     ANSWERED = "answered"
     DECLINED = "declined"  # the user dismissed the question (elicitation decline or cancel)
+    INVALID_ANSWER = "invalid_answer"  # the client answered off the question's form: an unknown action or choice
     TIMED_OUT = "timed_out"
     NO_ELICITATION = "no_elicitation"  # the MCP client did not declare elicitation
     NO_CALLER = "no_caller"  # a durable job or an MCP task: nobody waits on the call to answer
@@ -32,6 +33,7 @@ class AskOutcome(StrEnum):
         return {
             AskOutcome.ANSWERED: "the user answered",
             AskOutcome.DECLINED: "the user declined to answer",
+            AskOutcome.INVALID_ANSWER: "the client's answer was not one the question offered (taken as no answer)",
             AskOutcome.TIMED_OUT: f"the user did not answer within {timeout or DEFAULT_ASK_TIMEOUT:g}s",
             AskOutcome.NO_ELICITATION: "the MCP client cannot be asked (it did not declare elicitation)",
             AskOutcome.NO_CALLER: "a background job or MCP task has no caller to ask",

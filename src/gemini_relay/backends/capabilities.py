@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.streams.transcript import Transcript
@@ -180,7 +180,10 @@ class MakesMedia(Protocol):
 
     async def list_files(self, limit: int) -> list[StoredFile]: ...
 
-    async def upload_file(self, path: Path, mime_type: str) -> StoredFile: ...
+    async def upload_file(self, source: Path | BinaryIO, mime_type: str, display_name: str | None = None) -> StoredFile:
+        """Upload a file by path, or from an open binary file (a file checked as opened is sent from its descriptor,
+        never reopened by name); `display_name` defaults to the path's name."""
+        ...
 
     async def delete_file(self, name: str) -> None: ...
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.content.inline import match_files
-from gemini_relay.content.jail import read_prefix
+from gemini_relay.content.jail import OutsideRoots, open_jailed, read_prefix
 from gemini_relay.content.packing import LeftOut, LeftOutReason, PackOrder, Piece, file_block
 
 __all__ = ["BYTES_PER_TOKEN_MAX", "MAX_PACK_FILE_BYTES", "MAX_READ_BYTES", "Gathered", "gather"]
@@ -24,7 +24,6 @@ MAX_PACK_FILE_BYTES = 8 * 1024 * 1024  # one file over this is left out whole: n
 BYTES_PER_TOKEN_MAX = 16  # a generous bound: a file bigger than budget x this cannot fit
 MAX_READ_BYTES = 64 * 1024 * 1024  # read in all per call, whatever the budget
 _SNIFF_BYTES = 8 * 1024  # a NUL in the first 8 KB marks a binary (git's test, as in inline.py)
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ def gather(refs: Sequence[str], root: Path, budget: int, order: PackOrder) -> Ga
             left.append(LeftOut(label, LeftOutReason.OVER_BUDGET))
             continue
         spent += size
-        piece_or_reason = _read(label, real, size)
+        piece_or_reason = _read(label, real, size, matched.root)
         if isinstance(piece_or_reason, LeftOutReason):
             left.append(LeftOut(label, piece_or_reason))
             continue
@@ -71,9 +70,11 @@ def gather(refs: Sequence[str], root: Path, budget: int, order: PackOrder) -> Ga
     return Gathered(tuple(pieces), tuple(left), matched.unmatched)
 
 
-def _read(label: str, real: str, size: int) -> Piece | LeftOutReason:
+def _read(label: str, real: str, size: int, root: str) -> Piece | LeftOutReason:
     try:
-        fd = os.open(real, _O_FLAGS)
+        fd = open_jailed(real, [root])  # judged on the file as opened: a link swapped in since the match is not read
+    except OutsideRoots:
+        return LeftOutReason.SKIPPED
     except OSError:
         return LeftOutReason.UNREADABLE
     try:

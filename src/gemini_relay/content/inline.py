@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.content._errors import PathEscapeError
-from gemini_relay.content.jail import inside, lexical_escape, read_prefix, resolved_escape, shown
+from gemini_relay.content.jail import (
+    OutsideRoots,
+    inside,
+    lexical_escape,
+    open_jailed,
+    read_prefix,
+    resolved_escape,
+    shown,
+)
 from gemini_relay.errors import InputError
 
 __all__ = [
@@ -44,7 +52,6 @@ _SECRET = re.compile(
     r"^(?:\.env.*|\.npmrc|\.netrc|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519).*|.+\.(?:pem|key|pfx|p12))$",
     re.IGNORECASE | re.DOTALL,
 )
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,7 @@ class Matched:
     skipped: tuple[str, ...]  # binary-by-kind, special, secret or escaping entries a directory or glob swept up
     unreadable: tuple[tuple[str, str], ...]  # (label, reason): folders that could not be listed
     unmatched: tuple[str, ...]  # entries that named nothing
+    root: str = ""  # the realpath of the root they were matched under: a reader jails each open on it
 
 
 def match_files(refs: Sequence[str], root: Path) -> Matched:
@@ -143,6 +151,7 @@ def match_files(refs: Sequence[str], root: Path) -> Matched:
         skipped=tuple(inliner.skipped),
         unreadable=tuple(inliner.unreadable.items()),
         unmatched=tuple(unmatched),
+        root=real_root,
     )
 
 
@@ -297,7 +306,10 @@ class _Inliner:
     def _add_file(self, label: str, real: str) -> None:
         remaining = MAX_PROMPT_BYTES - self.spent
         try:
-            fd = os.open(real, _O_FLAGS)
+            fd = open_jailed(real, [self.root])  # a folder on the way swapped for a link out since the walk: not read
+        except OutsideRoots:
+            self.skipped.setdefault(label)
+            return
         except OSError as exc:
             self.unreadable.setdefault(label, exc.strerror or type(exc).__name__)
             return

@@ -3,7 +3,8 @@ sent on the call's own request stream, and the user's choice comes back as an An
 
 A client that did not declare form elicitation (or whose transport cannot carry a server request now) is never
 asked: its runs' questions are decided by the call's policy, and the answer says so. A decline or cancel, a timeout
-(GEMINI_RELAY_ASK_TIMEOUT) or a reply that names no offered option falls back to the policy too.
+(GEMINI_RELAY_ASK_TIMEOUT) or a reply off the form (an unknown action, a choice not offered or not a string: an
+invalid answer, at once, never asked again) falls back to the policy too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from gemini_relay.backends.asking import ASKER, Answer, Asker, AskOutcome, Question, Unasked
 from gemini_relay.log import logger
@@ -45,14 +47,21 @@ class ClientAsker:
         try:
             with anyio.move_on_after(self.timeout):
                 result = await self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id)
+        except ValidationError:
+            # The SDK parses the client's reply as an ElicitResult: an action other than accept/decline/cancel, or
+            # content that is no form's, is the client's error, not ours.
+            logger.info("The permission question got an answer off its form; taken as no answer")
+            return Answer(AskOutcome.INVALID_ANSWER)
         except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             logger.info("The permission question could not be asked: %s", type(exc).__name__)
             return Answer(AskOutcome.DECLINED)
         if result is None:
             return Answer(AskOutcome.TIMED_OUT)
-        choice = (result.content or {}).get(CHOICE)
-        if result.action != "accept" or not isinstance(choice, str) or question.option(choice) is None:
+        if result.action != "accept":
             return Answer(AskOutcome.DECLINED)
+        choice = (result.content or {}).get(CHOICE)
+        if not isinstance(choice, str) or question.option(choice) is None:
+            return Answer(AskOutcome.INVALID_ANSWER)
         return Answer(AskOutcome.ANSWERED, choice)
 
 

@@ -97,10 +97,12 @@ def _read_stored(path: Path) -> str:
         raise
     except OSError as exc:
         raise ConfigError(f"cannot read the stored HTTP token {path}: {exc.strerror}; remove it") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(fd)  # judged on the descriptor before fdopen, which refuses a directory with its own traceback
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a file of yours"
+        raise ConfigError(f"the stored HTTP token {path} is {kind}; remove it and start again (a new one is made)")
     with os.fdopen(fd, "rb") as stored:
-        info = os.fstat(stored.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-            raise ConfigError(f"the stored HTTP token {path} is not a file of yours; remove it")
         if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
             mode = stat.S_IMODE(info.st_mode)
             raise ConfigError(

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.common import COMMAND, DEFAULT_MODEL, Diagnosis, resolve_model
@@ -137,10 +137,10 @@ class ApiBackend:
 
         return await files.list_files(self.auth(), limit)
 
-    async def upload_file(self, path: Path, mime_type: str) -> StoredFile:
+    async def upload_file(self, source: Path | BinaryIO, mime_type: str, display_name: str | None = None) -> StoredFile:
         from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
 
-        return await files.upload(self.auth(), path, mime_type)
+        return await files.upload(self.auth(), source, mime_type, display_name)
 
     async def delete_file(self, name: str) -> None:
         from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK

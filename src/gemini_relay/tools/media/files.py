@@ -68,12 +68,16 @@ async def files(deps: Deps, args: FilesInput, call: CallProgress) -> Reply:
         raise InputError("upload takes exactly one of path, url or dataBase64", field="action")
     config = MediaConfig.from_settings(deps.settings)
     if args.path:
-        ref = media_refs.local_ref(args.path, config, "path")
-    elif args.url:
-        ref = await media_refs.url_ref(args.url, deps.settings.state_dir)
+        handle, ref = media_refs.open_local(args.path, config, "path")
+        with handle:  # sent from the descriptor checked, whatever the path names by the time the bytes go
+            mime = ref.mime_type or "application/octet-stream"
+            uploaded = await maker.upload_file(handle, mime, Path(ref.value).name)
     else:
-        ref = media_refs.base64_ref(args.data_base64 or "", deps.settings.state_dir, "dataBase64")
-    uploaded = await maker.upload_file(Path(ref.value), ref.mime_type or "application/octet-stream")
+        if args.url:
+            ref = await media_refs.url_ref(args.url, deps.settings.state_dir)
+        else:
+            ref = media_refs.base64_ref(args.data_base64 or "", deps.settings.state_dir, "dataBase64")
+        uploaded = await maker.upload_file(Path(ref.value), ref.mime_type or "application/octet-stream")
     data = {
         "file_uri": uploaded.name,
         "uri": uploaded.uri,

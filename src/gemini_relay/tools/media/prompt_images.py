@@ -1,14 +1,13 @@
 """`images` on gemini-ask and gemini-plan: what the model sees with the prompt, resolved before anything runs.
 
-Each entry is a local path (realpath-jailed to the project root or GEMINI_RELAY_MEDIA_INPUT_DIR, as the media tools'
-references are), a Files API uri (`files/<id>`), or an https URL fetched by the server under the SSRF rules of
-content/fetch_image.py and staged in the state dir. Its own async step, so the synchronous spec builders
+Each entry is a local path (jailed to the project root or GEMINI_RELAY_MEDIA_INPUT_DIR, as the media tools'
+references are: read once, jailed on the file as opened, typed by its content and staged, tools/media/refs.py), a
+Files API uri (`files/<id>`), or an https URL fetched by the server under the SSRF rules of content/fetch_image.py
+and staged in the state dir. Its own async step, so the synchronous spec builders
 (runner.PromptRequest) only take the result; whether the active backend can see images is the backend's check.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES
 from gemini_relay.core.spec import MediaRef
@@ -34,15 +33,7 @@ async def gather_images(deps: Deps, raw: list[str] | None) -> tuple[MediaRef, ..
         if refs.FILE_URI.fullmatch(text):
             found.append(refs.file_uri_ref(text, FIELD))
         elif text.lower().startswith(("https://", "http://")):
-            found.append(await refs.url_ref(text, deps.settings.state_dir))  # http is refused there, with the rule
+            found.append(await refs.url_image_ref(text, deps.settings.state_dir, FIELD))  # http is refused there
         else:
-            found.append(_local_image(refs.local_ref(entry, config, FIELD)))
+            found.append(refs.local_image_ref(entry, config, FIELD, deps.settings.state_dir, MAX_IMAGE_BYTES))
     return tuple(found)
-
-
-def _local_image(ref: MediaRef) -> MediaRef:
-    if not (ref.mime_type or "").startswith("image/"):
-        raise InputError(f"{ref.value} is not an image (PNG, JPEG, WebP or GIF)", field=FIELD)
-    if Path(ref.value).stat().st_size > MAX_IMAGE_BYTES:
-        raise InputError(f"{ref.value} is larger than {MAX_IMAGE_BYTES} bytes", field=FIELD)
-    return ref

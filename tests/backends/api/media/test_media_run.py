@@ -215,3 +215,17 @@ async def test_a_reissue_that_404s_too_says_the_interaction_id_was_never_the_cau
     finally:
         await rest.aclose()
     assert caught.value.recovery is not None and IMAGE_MODEL in caught.value.recovery
+
+
+async def test_an_interaction_on_a_gone_upload_names_the_file_and_the_48_hours_not_a_model(world: ApiWorld) -> None:
+    ref = MediaRef("path", str(png(world)))
+    backend = world.backend()
+    for _ in range(2):  # the second sighting uploads it and caches the uri
+        finished(await collect(backend, media_spec(world, "a lighthouse", "interact", references=(ref,))))
+    uploaded = [name for name in json.dumps(world.api.requests[-1].body).split('"') if "/files/" in name]
+    file_id = uploaded[0].rsplit("/files/", 1)[1]
+    world.api.media.expire_file(file_id)  # gone upstream; the cache still hands out its uri
+    with pytest.raises(RunFailed) as caught:
+        await collect(backend, media_spec(world, "a lighthouse", "interact", references=(ref,)))
+    assert f"files/{file_id} has expired or does not exist (uploads are kept ~48 h)" in caught.value.message
+    assert "gemini-files" in (caught.value.recovery or "") and "gemini-models" not in (caught.value.recovery or "")

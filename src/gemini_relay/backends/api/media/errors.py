@@ -15,6 +15,7 @@ from gemini_relay.errors import RunFailed
 
 _LIMIT_ZERO = re.compile(r"limit:\s*0\b")
 _FILE_DENIED = "permission to access the File"
+_MODEL_NAMED = re.compile(r"\bmodels?\b", re.IGNORECASE)
 _MESSAGE_CHARS = 600
 
 
@@ -66,6 +67,9 @@ def from_media_error(exc: MediaApiError, *, model: str | None, file_uris: list[s
     if _FILE_DENIED in exc.message:
         found = re.search(r"File ([a-z0-9-]+)", exc.message)
         return expired_file([f"files/{found.group(1)}"] if found else file_uris, exc.message, exc.code)
+    if exc.code == 404 and file_uris and not _MODEL_NAMED.search(exc.message):
+        # The Interactions API answers a gone files/… uri with a bare "Requested entity was not found.".
+        return expired_file(file_uris, exc.message, exc.code)
     quota = exc.code == 429 or exc.status == "RESOURCE_EXHAUSTED"
     return RunFailed(
         f"{COMMAND} failed: HTTP {exc.code}{' ' + exc.status if exc.status else ''}: {_short(exc.message)}",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from google.genai import errors as genai_errors
 from google.genai import types
@@ -32,11 +34,14 @@ def _failure(exc: genai_errors.APIError, name: str | None = None) -> RunFailed:
     return from_media_error(MediaApiError(code, str(exc.status or ""), message), model=None, file_uris=[])
 
 
-async def upload(auth: ApiAuth, path: Path, mime_type: str) -> StoredFile:
+async def upload(auth: ApiAuth, source: Path | BinaryIO, mime_type: str, display_name: str | None = None) -> StoredFile:
+    """Upload by path, or from an open binary file (read from where it is, never reopened by name)."""
     client = auth.client()
+    file: str | BinaryIO = str(source) if isinstance(source, Path) else source
+    name = display_name or (source.name if isinstance(source, Path) else None)
     try:
         uploaded = await client.aio.files.upload(
-            file=str(path), config=types.UploadFileConfig(mime_type=mime_type, display_name=path.name)
+            file=cast("io.IOBase | str", file), config=types.UploadFileConfig(mime_type=mime_type, display_name=name)
         )
     except genai_errors.APIError as exc:
         raise _failure(exc) from exc
