@@ -200,6 +200,11 @@ def _literal(prompt: str) -> Callable[[Outcome], bool]:
     return lambda o: _answered(o.text)(o) and any(f in o.text for f in forms) and NOTES not in o.text and not o.tools
 
 
+def _cut(outcome: Outcome) -> bool:
+    """Failed with the part of the answer that came: the caller gets it as a partial answer, not as the answer."""
+    return (outcome.reason, outcome.retryable, outcome.text) == (BACKEND, True, fake.CUT_TEXT) and not outcome.usage
+
+
 BACKEND = FailureReason.BACKEND_ERROR
 QUOTA = FailureReason.QUOTA_EXHAUSTED
 NO_ANSWER = "Gemini returned no usable answer: "
@@ -233,6 +238,19 @@ CASES = [
         {"model": None},
     ),
     Case("option notice", "[[fake:echo:x]]", lambda o: o.ok and len(o.notices) == 1, EFFORT),
+    Case(
+        "stream cut mid-answer",
+        "[[fake:cut]]",
+        lambda o: _cut(o) and o.message.startswith(NO_ANSWER + "Model stream ended without a finish reason"),
+        warm=lambda o: _cut(o) and o.message.startswith(NO_ANSWER + "the answer stopped before the model finished"),
+    ),
+    Case(
+        "connection reset mid-answer",
+        "[[fake:cut:reset]]",
+        lambda o: (
+            _failed(BACKEND, True, "Network error talking to the Gemini API", None)(o) and o.text == fake.CUT_TEXT
+        ),
+    ),
     Case("model not found", "[[fake:error:404]]", _failed(BACKEND, None, "Model not found: models/", None)),
     Case("malformed JSON", "[[fake:nonjson]]", _failed(BACKEND, None, "gemini failed: Incomplete JSON", None)),
     Case("quota", "[[fake:quota]]", _failed(QUOTA, True, "Gemini API quota or rate limit exhausted (HTTP 429)", 429)),
@@ -276,6 +294,10 @@ _PIPE_CUT = (
     "piped, the cold CLI drops its stdout past 64 KiB at exit (backends/gemini_cli/decoder.py PIPE_CUT_BYTES); "
     "ACP frames every update, so warm gets the whole answer"
 )
+_CUT_OVER_ACP = (
+    "over ACP the CLI 0.61.0 ends a stream that stopped without a finish reason as a plain end_turn; warm finds the "
+    "answer missing from the CLI's recording (acp/backend.py _recorded) but not the CLI's words for why"
+)
 # Fields a difference reaches or not by timing: not compared, and why.
 UNCOMPARED: dict[str, dict[str, str]] = {
     "answer past 64 KiB": {
@@ -287,6 +309,7 @@ EXPECTED_DIFFERENCES: dict[str, dict[str, str]] = {
     "safety block": {"message": _NO_REASON_OVER_ACP, "recovery": _NO_REASON_OVER_ACP},
     "empty answer": {"message": _NO_REASON_OVER_ACP},
     "blocked prompt": {"message": _NO_REASON_OVER_ACP},
+    "stream cut mid-answer": {"message": _CUT_OVER_ACP},
 }
 
 
@@ -320,6 +343,8 @@ ADVICE = [
     Advice("malformed JSON", "check GOOGLE_GEMINI_BASE_URL"),
     Advice("safety block", SAFETY.replace(" (dangerous_content)", ""), warm=RETRY_OR_REPHRASE, api=SAFETY),
     Advice("empty answer", RETRY_OR_REPHRASE),
+    Advice("stream cut mid-answer", "The answer stopped before the model finished it"),
+    Advice("connection reset mid-answer", "check the network", api="Check the network"),
     Advice("blocked prompt", RETRY_OR_REPHRASE, api="The safety filter stopped the request: rephrase the request"),
 ]
 _ADVICE = {a.case: a for a in ADVICE}
@@ -352,14 +377,24 @@ def test_the_same_upstream_behaviour_gives_the_same_outcome_cold_and_warm(parity
     assert_advised(case.id, "warm", warm)
 
 
+# Where the api backend returns what the CLI paths fail: case -> the notice it names the outcome with.
+API_PARTIAL = {"stream cut mid-answer": "The API stream ended without a finish reason; the answer may be incomplete."}
+
+
 @pytest.mark.parametrize("advice", ADVICE, ids=[a.case for a in ADVICE])
 def test_each_error_class_the_api_backend_meets_comes_with_the_same_fix(parity: Parity, advice: Advice) -> None:
     case = next(c for c in CASES if c.id == advice.case)
-    assert_advised(case.id, "api", parity.on_api(parity.spec(case.prompt, **(case.spec or {}))))
+    outcome = parity.on_api(parity.spec(case.prompt, **(case.spec or {})))
+    if case.id in API_PARTIAL:  # no silent success either: a partial answer, named as such
+        assert outcome.ok and outcome.partial and API_PARTIAL[case.id] in outcome.upstream + outcome.notices
+        return
+    assert_advised(case.id, "api", outcome)
 
 
 # The emulator's scenarios that make the upstream fail (fake_gemini_api): each case using one needs its fix named.
-FAILING_SCENARIOS = ("error", "bad_key", "quota", "quota_daily", "safety", "empty", "blocked_prompt", "nonjson")
+FAILING_SCENARIOS = (
+    "error", "bad_key", "quota", "quota_daily", "safety", "empty", "blocked_prompt", "nonjson", "cut"
+)  # fmt: skip
 UNADVISED = {"quota retry": "the quota class, named by `quota`"}
 
 

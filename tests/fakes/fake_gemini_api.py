@@ -31,6 +31,9 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``echo:<text>``: exactly ``<text>``, 1 chunk (the text cannot contain ``]]``)
 - ``slow:<seconds>`` [0.5]: :data:`SLOW_CHUNKS`, that many seconds between the 5 chunks
 - ``stall``: 200, one chunk (:data:`STALL_TEXT`), then nothing until stop() closes the connection
+- ``cut:<how>`` [end]: 200, one chunk (:data:`CUT_TEXT`) without a finish reason, then ``end``: the body ends (its
+  closing chunk), as the API's stream sometimes ends early; ``reset``: the connection is reset (TCP RST, no closing
+  chunk), a network path cut mid-answer
 - ``hang``: reads the request, never sends headers, until stop()
 - ``tool_call:<path>`` [hello.txt]: ``functionCall read_file {"file_path": <path>}``; when the last content is a
   ``functionResponse`` turn: :data:`TOOL_DONE_TEXT`
@@ -124,6 +127,7 @@ __all__ = [
     "SEARCH_SUMMARY_TEXT",
     "SLOW_CHUNKS",
     "STALL_TEXT",
+    "CUT_TEXT",
     "THOUGHT_ANSWER_TEXT",
     "THOUGHT_TEXT",
     "TINY_PNG",
@@ -163,6 +167,7 @@ SHELL_RESULT_PREFIX: Final = "Shell result: "
 THOUGHT_TEXT: Final = "**Considering the request** The user wants a short answer."
 THOUGHT_ANSWER_TEXT: Final = "Answer after thinking."
 STALL_TEXT: Final = "Partial answer before the stall"
+CUT_TEXT: Final = "Partial answer before the connection was cut"
 MAX_TOKENS_TEXT: Final = "An answer that the output token limit cut"
 SLOW_CHUNKS: Final = (*(f"slow chunk {i} of 5. " for i in range(1, 5)), "slow chunk 5 of 5.")
 DEFAULT_SLOW_DELAY: Final = 0.5
@@ -348,6 +353,7 @@ class _Plan:
     delay: float = 0.0
     stall: bool = False
     hang: bool = False
+    reset: bool = False  # after the chunks, reset the connection (no closing chunk)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -600,6 +606,13 @@ def _plan_slow(ctx: _Ctx) -> _Plan:
 @_scenario("stall")
 def _plan_stall(ctx: _Ctx) -> _Plan:
     return _Plan(chunks=(ctx.answer.chunk([{"text": STALL_TEXT}]),), stall=True)
+
+
+@_scenario("cut")
+def _plan_cut(ctx: _Ctx) -> _Plan:
+    if ctx.arg not in (None, "", "end", "reset"):
+        raise ScenarioError(f"cut needs end or reset, got {ctx.arg!r}")
+    return _Plan(chunks=(ctx.answer.chunk([{"text": CUT_TEXT}]),), reset=ctx.arg == "reset")
 
 
 @_scenario("hang")
@@ -1128,7 +1141,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._wait_for_stop()
             self.close_connection = True
             return
+        if plan.reset:
+            self._reset()
+            return
         self.wfile.write(b"0\r\n\r\n")
+
+    def _reset(self) -> None:
+        """Close the socket with SO_LINGER 0: the kernel sends a TCP RST, what a cut network path leaves a client."""
+        self.close_connection = True
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.rfile.close()  # the reader holds a reference to the socket; with it gone, close() really closes
+        self.connection.close()
 
     def _send_single(self, plan: _Plan) -> None:
         if plan.delay and self._wait_for_stop(plan.delay * (len(plan.chunks) - 1)):

@@ -6,7 +6,7 @@ import json
 import re
 import signal
 
-from gemini_relay.backends.advice import BAD_RESPONSE, DOCTOR, api_status_advice, blocked_advice
+from gemini_relay.backends.advice import BAD_RESPONSE, CUT_ADVICE, DOCTOR, api_status_advice, blocked_advice
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
 from gemini_relay.streams.transcript import Transcript
@@ -34,6 +34,8 @@ NETWORK = (
 )
 # The CLI's words for an answer body it could not read (what a proxy's error page or a broken gateway gets).
 _GARBLED = ("incomplete json", "unexpected token", "is not valid json", "failed to parse")
+# The CLI's words for a stream that ended before the model's finish reason (InvalidStreamError NO_FINISH_REASON).
+_NO_FINISH = "without a finish reason"
 # The CLI's words for an answer its stream check refused -> the finish reason (its bundle's InvalidStreamError texts).
 _STOP_WORDS = (
     ("safety", "SAFETY"),
@@ -61,6 +63,9 @@ def classify_exit(
             )
         if finished.ok:
             return None
+        if record.text.strip() and _NO_FINISH in detail.lower():
+            # Part of the answer came, then the stream ended: a cut answer, not an empty or blocked one.
+            return RunFailed(f"Gemini returned no usable answer: {detail}", retryable=True, recovery=CUT_ADVICE)
         return RunFailed(
             f"Gemini returned no usable answer: {detail or 'the model sent an empty or blocked response'}",
             reason=_reason(detail),

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import math
+import time
 from collections.abc import AsyncGenerator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from gemini_relay.backends.advice import EMPTY_ADVICE
+from gemini_relay.backends.advice import CUT_ADVICE, EMPTY_ADVICE
 from gemini_relay.backends.asking import Answer, AskOutcome, current_asker
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
@@ -29,7 +32,7 @@ from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
 from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, with_schema_instruction
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
-from gemini_relay.backends.gemini_cli.usage import with_call_usage
+from gemini_relay.backends.gemini_cli.usage import recorded_call, sum_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
 from gemini_relay.backends.models import served_notice
 from gemini_relay.config import Settings
@@ -38,6 +41,10 @@ from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 
 CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
+CUT_SHORT = (
+    "Gemini returned no usable answer: the answer stopped before the model finished it (over ACP the Gemini CLI "
+    "does not say why: a stream that ended without a finish reason, or a malformed tool call)"
+)
 
 __all__ = ["AcpBackend", "takes_literally"]
 
@@ -190,6 +197,8 @@ async def _prompt(
     settled = False
     async with connection.listen(session_id) as inbox:
         try:
+            # The CLI's recording stamps the prompt in whole milliseconds, at or after this.
+            sent_at = math.floor(time.time() * 1000) / 1000
             try:
                 await connection.send_prompt(session_id, blocks)
             except AcpConnectionLost as exc:
@@ -220,8 +229,7 @@ async def _prompt(
                     fell_back = served_notice("gemini", model, finished.models)
                     if fell_back:
                         yield RunNotice(fell_back)
-                    # The recording's count of the turn, as cold reports it: ACP's own has no thoughts or totals.
-                    yield await with_call_usage(finished, lease.home, session_id)
+                    yield await _recorded(finished, lease, sent_at, translator)
                     return
         finally:
             if not settled:
@@ -244,6 +252,24 @@ def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
             recovery=EMPTY_ADVICE,
         )
     return translator.finished(item.payload)
+
+
+async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator: UpdateTranslator) -> Finished:
+    """`finished` checked against the CLI's recording of the turn, with the recording's usage of it (as cold reports
+    it: ACP's own count has no thoughts or totals).
+
+    Raises:
+        RunFailed: an end_turn whose answer the CLI did not record: its stream failed the CLI's checks (cold's
+            stream-json names which; over ACP the CLI ends the turn as if it were complete).
+    """
+    session_id = lease.session.session_id
+    call = await anyio.to_thread.run_sync(recorded_call, lease.home, session_id, sent_at)
+    if call is None:
+        return finished
+    if finished.status == "SUCCESS" and not call.answered:
+        raise RunFailed(CUT_SHORT, partial_text=translator.text, retryable=True, recovery=CUT_ADVICE)
+    usage = sum_usage(list(call.turns))
+    return replace(finished, usage=usage) if usage is not None else finished
 
 
 async def _answer(
