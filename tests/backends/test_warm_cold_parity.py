@@ -12,6 +12,7 @@ pool); each cold run is its own `gemini -p`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -25,7 +26,7 @@ from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
 from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
 from gemini_relay.config import Settings
-from gemini_relay.core.events import AgentEvent, ToolCall, ToolResult, Usage
+from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta, ToolCall, ToolResult, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
@@ -93,6 +94,21 @@ class Parity:
 
     def warm(self, spec: RunSpec) -> Outcome:
         return self.portal.call(self._run, self.warm_backend, spec)
+
+    def cancelled(self, backend: GeminiCliBackend | AcpBackend, spec: RunSpec) -> str | None:
+        """Run `spec` until the first answer text, then close the run as a cancelled job does; its session id."""
+        return self.portal.call(self._cancel, backend, spec)
+
+    async def _cancel(self, backend: GeminiCliBackend | AcpBackend, spec: RunSpec) -> str | None:
+        session_id: str | None = None
+        with anyio.fail_after(BOUND):
+            async with contextlib.aclosing(backend.run(spec)) as events:
+                async for event in events:
+                    if isinstance(event, SessionStarted):
+                        session_id = event.session_id
+                    if isinstance(event, TextDelta):
+                        break
+        return session_id
 
     def on_api(self, spec: RunSpec) -> Outcome:
         return self.portal.call(self._run, self.api_backend, spec)
@@ -458,6 +474,26 @@ def test_usage_is_the_calls_own_turns_not_the_conversations_total_on_both_paths(
     warm = parity.warm(parity.spec("[[fake:tool_call]]", cwd=folder, conversation_id=warm_first.conversation_id))
     assert cold.usage == TWO_TURNS
     assert_parity("second call", cold, warm)
+
+
+CANCELLED = "CANCELLED-PROMPT-29"
+
+
+def test_a_conversation_continued_after_a_cancelled_prompt_does_not_send_that_prompt_again(parity: Parity) -> None:
+    folder = parity.folder("after cancel")
+    outcomes: list[Outcome] = []
+    for path, backend in (("cold", parity.cold_backend), ("warm", parity.warm_backend)):
+        first = parity.portal.call(parity._run, backend, parity.spec("[[fake:history]]", cwd=folder))
+        cut = parity.spec(f"[[fake:slow:30]] {CANCELLED}", cwd=folder, conversation_id=first.conversation_id)
+        assert parity.cancelled(backend, cut) == first.conversation_id
+        before = len(parity.api.requests)
+        again = parity.spec("[[fake:history]]", cwd=folder, conversation_id=first.conversation_id)
+        outcomes.append(parity.portal.call(parity._run, backend, again))
+        sent = [r.body for r in parity.api.requests[before:] if r.kind == "main"]
+        assert sent and all(CANCELLED not in str(body) for body in sent), f"{path} sent the cancelled prompt"
+    cold, warm = outcomes
+    assert cold.text == "turns=2"
+    assert_parity("after cancel", cold, warm)
 
 
 def test_a_conversation_begun_warm_after_a_cold_run_in_the_project_continues_cold(parity: Parity) -> None:

@@ -12,6 +12,7 @@ from gemini_relay.backends.gemini_cli.usage import (
     call_usage,
     last_call_turns,
     recorded_call,
+    rewind_call,
     sum_usage,
 )
 from gemini_relay.core.events import Usage
@@ -124,3 +125,20 @@ def test_a_call_that_ends_on_a_tools_answer_is_unanswered(tmp_path: Path) -> Non
     write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), user(1, "read"), gemini(1), tool_answer(2)])
     call = recorded_call(tmp_path, SID)
     assert call is not None and not call.answered
+
+
+def test_a_stopped_calls_unanswered_prompt_is_rewound_with_the_clis_own_record(tmp_path: Path) -> None:
+    earlier = [stamped(user(1, "first"), "2026-12-01T20:00:00.000Z"), gemini(1)]
+    cut = stamped(user(2, "cancelled"), "2026-12-01T20:00:06.000Z")
+    path = write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), *earlier, cut])
+    assert rewind_call(tmp_path, SID, since=1796155205.0)
+    assert path.read_text(encoding="utf-8").splitlines()[-1] == json.dumps({"$rewindTo": "u2"})
+    assert last_call_turns(path.read_text(encoding="utf-8").splitlines()) == [gemini(1)]
+
+
+def test_an_answered_prompt_restamped_by_a_resume_is_not_rewound(tmp_path: Path) -> None:
+    resumed = [stamped(user(1, "first"), "2026-12-01T20:00:06.000Z"), gemini(1)]  # a resume restamps what it loads
+    path = write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), *resumed])
+    before = path.read_bytes()
+    assert not rewind_call(tmp_path, SID, since=1796155205.0)
+    assert path.read_bytes() == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import uuid
 from collections.abc import AsyncGenerator
@@ -17,7 +18,7 @@ from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
 from gemini_relay.backends.gemini_cli.errors import classify_exit
 from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
-from gemini_relay.backends.gemini_cli.usage import with_call_usage
+from gemini_relay.backends.gemini_cli.usage import rewind_call, with_call_usage
 from gemini_relay.backends.models import served_notice
 from gemini_relay.backends.probe import ProbeCache, ProbeResult
 from gemini_relay.config import Settings
@@ -110,6 +111,7 @@ class GeminiCliBackend:
         self._running_homes[home] = self._running_homes.get(home, 0) + 1
         decoder = GeminiCliDecoder()
         run = CliRun()
+        started = math.floor(time.time() * 1000) / 1000  # the recording stamps in whole milliseconds
         try:
             async with aclosing(
                 stream_cli(
@@ -128,6 +130,10 @@ class GeminiCliBackend:
                     yield event
         finally:
             self._running_homes[home] -= 1
+            if run.exit is None and inv.session_id:
+                # Stopped (cancelled, timed out): the CLI's turn never ended, so its prompt stays in the recording
+                # and a `--resume` would send it again with the next one. Warm's CLI drops it itself.
+                rewind_call(home, inv.session_id, started)
         assert run.exit is not None
         if decoder.skipped:
             logger.info("Skipped %d non-JSON stdout line(s) of gemini", decoder.skipped)

@@ -14,6 +14,7 @@ prompt. Over ACP that is the only trace of an answer cut short: the CLI ends suc
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -73,6 +74,38 @@ def recorded_call(home: Path, session_id: str, since: float | None = None) -> Re
     after = messages[prompts[-1] + 1 :]
     turns = tuple(m for m in after if m.get("type") == "gemini")
     return RecordedCall(turns, answered=bool(after) and after[-1].get("type") == "gemini")
+
+
+def rewind_call(home: Path, session_id: str, since: float) -> bool:
+    """Drop from the recording an unanswered prompt sent at or after `since` and all that followed it, as the CLI
+    does itself when a turn is cancelled (warm: session/cancel); False when there is none. For a CLI stopped before
+    its turn ended, so that continuing the conversation does not send that prompt again (`--resume` would merge it
+    into the next one). Appends the CLI's own `$rewindTo` record; no CLI may be writing the file."""
+    path = latest_chats_file(home, session_id)
+    if path is None:
+        return False
+    try:
+        lines, _whole = _tail(path, FIRST_TAIL_BYTES)
+        messages = replay(lines)
+        prompts = [i for i, message in enumerate(messages) if _is_prompt(message)]
+        # A resumed CLI restamps the history it loads: an answered prompt may carry a time after `since` too.
+        if not prompts or _recorded_at(messages[prompts[-1]]) < since or messages[-1].get("type") == "gemini":
+            return False
+        prompt_id = messages[prompts[-1]].get("id")
+        if not isinstance(prompt_id, str):
+            return False
+        with path.open("ab") as handle:
+            ends_line = handle.seek(0, 2) == 0 or _last_byte(path) == b"\n"
+            handle.write((b"" if ends_line else b"\n") + json.dumps({"$rewindTo": prompt_id}).encode() + b"\n")
+    except OSError:
+        return False
+    return True
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(-1, 2)
+        return handle.read(1)
 
 
 def last_call_turns(lines: list[str]) -> list[dict[str, Any]] | None:
