@@ -476,6 +476,21 @@ def test_usage_is_the_calls_own_turns_not_the_conversations_total_on_both_paths(
     assert_parity("second call", cold, warm)
 
 
+LOOP = "The Gemini CLI stopped the answer: its loop detection found the model repeating itself"
+
+
+def test_loop_detection_is_named_the_same_cold_and_warm_and_is_no_silent_success(parity: Parity) -> None:
+    parity.api.set_scenario("loop")  # sticky: the CLI's second try ("Potential loop detected") loops too
+    try:
+        cold, warm = parity.both(parity.spec("count the files", cwd=parity.folder("loop")))
+    finally:
+        parity.api.set_scenario(None)
+    assert cold.reason is BACKEND and cold.message.startswith(LOOP) and cold.status is None, cold
+    assert cold.recovery is not None and "model.disableLoopDetection" in cold.recovery
+    assert fake.LOOP_LINE in cold.text  # what came before the CLI stopped it: the partial answer, not the answer
+    assert_parity("loop detection", cold, warm)
+
+
 CANCELLED = "CANCELLED-PROMPT-29"
 
 

@@ -41,6 +41,9 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``shell:<command>`` [echo shell-ran]: ``functionCall run_shell_command {"command": <command>}`` (ACP default mode
   asks permission for it); when the last content is a ``functionResponse`` turn: ``Shell result: `` followed by that
   response as JSON (the command's output when it ran, the refusal when it did not)
+- ``loop``: :data:`LOOP_LINE` (one sentence) in :data:`LOOP_REPEATS` chunks, then STOP: a model chanting the same
+  line, what the CLI's loop detection stops (it asks again once with a "Potential loop detected" message, which
+  has no marker: set ``loop`` as the sticky scenario to have that answer loop too)
 - ``thought``: a ``thought: true`` part (:data:`THOUGHT_TEXT`), then :data:`THOUGHT_ANSWER_TEXT`
 - ``empty``: one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
 - ``max_tokens``: :data:`MAX_TOKENS_TEXT` ending with ``finishReason: MAX_TOKENS`` (the output limit cut it off)
@@ -128,6 +131,8 @@ __all__ = [
     "SLOW_CHUNKS",
     "STALL_TEXT",
     "CUT_TEXT",
+    "LOOP_LINE",
+    "LOOP_REPEATS",
     "THOUGHT_ANSWER_TEXT",
     "THOUGHT_TEXT",
     "TINY_PNG",
@@ -168,6 +173,8 @@ THOUGHT_TEXT: Final = "**Considering the request** The user wants a short answer
 THOUGHT_ANSWER_TEXT: Final = "Answer after thinking."
 STALL_TEXT: Final = "Partial answer before the stall"
 CUT_TEXT: Final = "Partial answer before the connection was cut"
+LOOP_LINE: Final = "I will check the file again to be completely sure. "
+LOOP_REPEATS: Final = 20
 MAX_TOKENS_TEXT: Final = "An answer that the output token limit cut"
 SLOW_CHUNKS: Final = (*(f"slow chunk {i} of 5. " for i in range(1, 5)), "slow chunk 5 of 5.")
 DEFAULT_SLOW_DELAY: Final = 0.5
@@ -645,6 +652,11 @@ def _plan_shell(ctx: _Ctx) -> _Plan:
         return ctx.answer.texts([SHELL_RESULT_PREFIX + json.dumps(response, ensure_ascii=False)])
     args = {"command": ctx.arg or "echo shell-ran", "description": "run a command for the test"}
     return _Plan(chunks=(ctx.answer.chunk([{"functionCall": {"name": "run_shell_command", "args": args}}], "STOP"),))
+
+
+@_scenario("loop")
+def _plan_loop(ctx: _Ctx) -> _Plan:
+    return ctx.answer.texts([LOOP_LINE] * LOOP_REPEATS)
 
 
 @_scenario("thought")

@@ -47,6 +47,27 @@ _STOP_WORDS = (
 )
 
 
+# The CLI's stream-json warning when its loop detection stopped the model (it asks once more, then gives up).
+LOOP_DETECTED = "Loop detected, stopping execution"
+MAX_SESSION_TURNS = (
+    "The conversation reached the Gemini CLI's maximum session turns. Start a new conversation, or raise "
+    "model.maxSessionTurns in the CLI's settings.json."
+)
+
+
+def loop_failure(partial_text: str = "") -> RunFailed:
+    """The CLI's loop detection stopped the model, twice: what came is a repetition, not an answer (cold: a
+    stream-json warning; warm: stopReason max_turn_requests)."""
+    return RunFailed(
+        "The Gemini CLI stopped the answer: its loop detection found the model repeating itself",
+        partial_text=partial_text,
+        recovery=(
+            "Rephrase the request or split it into smaller steps (the same prompt tends to loop again); to turn "
+            "the check off, set model.disableLoopDetection to true in the Gemini CLI's settings.json."
+        ),
+    )
+
+
 def classify_exit(
     returncode: int, record: Transcript, stderr: str, *, truncation: str | None = None
 ) -> RunFailed | None:
@@ -61,6 +82,8 @@ def classify_exit(
                 + (f": {truncation or detail}" if truncation or detail else ""),
                 reason=FailureReason.BACKEND_ERROR,
             )
+        if LOOP_DETECTED in record.stream_warnings + record.stream_errors:
+            return loop_failure()
         if finished.ok:
             return None
         if record.text.strip() and _NO_FINISH in detail.lower():
@@ -84,10 +107,7 @@ def classify_exit(
                 "conversation, or pick one from gemini-conversations.",
             )
         case 53:
-            return RunFailed(
-                "The conversation reached the Gemini CLI's maximum session turns. Start a new conversation, or raise "
-                "model.maxSessionTurns in the CLI's settings.json.",
-            )
+            return RunFailed(MAX_SESSION_TURNS)
         case 55:
             return RunFailed(
                 f"The Gemini CLI does not trust the folder {record.spec.cwd}. Trust it once by running `gemini` there, "

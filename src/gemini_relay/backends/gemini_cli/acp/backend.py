@@ -31,6 +31,8 @@ from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configu
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
 from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, with_schema_instruction
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
+from gemini_relay.backends.gemini_cli.cli_config import read_cli_view
+from gemini_relay.backends.gemini_cli.errors import MAX_SESSION_TURNS, loop_failure
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import recorded_call, sum_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
@@ -124,6 +126,12 @@ class AcpBackend:
                 async with contextlib.aclosing(turn):
                     async for event in turn:
                         yield event
+        except TurnsStopped as exc:
+            # Over ACP the CLI ends a loop it detected and a session past model.maxSessionTurns alike: the settings
+            # tell which (loop detection is the only one when no limit is set).
+            if _session_turns_limit(launch.env, spec.cwd) is not None:
+                raise RunFailed(MAX_SESSION_TURNS, partial_text=exc.partial_text) from None
+            raise loop_failure(exc.partial_text) from None
         except RunFailed as exc:
             with_auth_fix(exc, launch.env, spec.cwd)  # the generic auth advice becomes the precise fix
             raise
@@ -173,6 +181,16 @@ async def _configure(lease: Lease, mode: str, model: str | None) -> None:
     except TimeoutError:
         lease.discard()
         raise RunFailed("gemini --acp did not apply the session settings in time", retryable=True) from None
+
+
+class TurnsStopped(RunFailed):
+    """The CLI stopped the turn (stopReason max_turn_requests): loop detection, or model.maxSessionTurns."""
+
+
+def _session_turns_limit(env: dict[str, str], cwd: Path) -> int | None:
+    model = read_cli_view(env, cwd).settings.get("model")
+    limit = model.get("maxSessionTurns") if isinstance(model, dict) else None  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
 
 
 def image_blocks(images: tuple[MediaRef, ...]) -> list[dict[str, str]]:
@@ -243,6 +261,8 @@ def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
     stop = item.payload.get("stopReason")
     if stop == "cancelled":
         raise RunFailed("gemini --acp cancelled the turn", partial_text=translator.text, retryable=True)
+    if stop == "max_turn_requests":
+        raise TurnsStopped("gemini --acp stopped the turn", partial_text=translator.text)
     if stop == "end_turn" and not translator.text.strip():
         # Failed as cold fails it, but unnamed: over ACP the CLI ends an empty answer, a SAFETY/RECITATION block
         # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which).
