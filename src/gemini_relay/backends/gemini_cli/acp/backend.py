@@ -13,7 +13,7 @@ import base64
 import contextlib
 import math
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -187,7 +187,7 @@ class TurnsStopped(RunFailed):
     """The CLI stopped the turn (stopReason max_turn_requests): loop detection, or model.maxSessionTurns."""
 
 
-def _session_turns_limit(env: dict[str, str], cwd: Path) -> int | None:
+def _session_turns_limit(env: Mapping[str, str], cwd: Path) -> int | None:
     model = read_cli_view(env, cwd).settings.get("model")
     limit = model.get("maxSessionTurns") if isinstance(model, dict) else None  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
     return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
