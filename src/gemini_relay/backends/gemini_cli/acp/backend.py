@@ -25,7 +25,14 @@ from gemini_relay.backends.asking import Answer, AskOutcome, current_asker
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure
-from gemini_relay.backends.gemini_cli.acp.permissions import Verdict, acp_mode, decide, describe_call, question_for
+from gemini_relay.backends.gemini_cli.acp.permissions import (
+    Verdict,
+    acp_mode,
+    decide,
+    describe_call,
+    in_session_folder,
+    question_for,
+)
 from gemini_relay.backends.gemini_cli.acp.pool import WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configure
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
@@ -234,7 +241,8 @@ async def _prompt(
                         yield event
                     _track_mode(lease, translator)
                 elif item.kind == "permission":
-                    for event in await _answer(connection, item, mode, translator, deadline):
+                    params = in_session_folder(item.payload, lease.process_cwd, lease.session.cwd)
+                    for event in await _answer(connection, item.request_id, params, mode, translator, deadline):
                         yield event
                 elif item.kind == "closed":
                     settled = True
@@ -293,13 +301,18 @@ async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator
 
 
 async def _answer(
-    connection: AcpConnection, item: Inbound, mode: str, translator: UpdateTranslator, deadline: float
+    connection: AcpConnection,
+    request_id: int | str | None,
+    params: dict[str, Any],
+    mode: str,
+    translator: UpdateTranslator,
+    deadline: float,
 ) -> list[AgentEvent]:
-    verdict, notice = await _decide(mode, item.payload, deadline)
-    tool_call = item.payload.get("toolCall")
+    verdict, notice = await _decide(mode, params, deadline)
+    tool_call = params.get("toolCall")
     call: dict[str, object] = tool_call if isinstance(tool_call, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     with contextlib.suppress(AcpConnectionLost):  # a dead child shows up as `closed` next
-        await connection.respond(item.request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
+        await connection.respond(request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
     notices = [RunNotice(notice)] if notice else []
     if verdict.allow:
         return [*translator.tool_call(call), *notices]
