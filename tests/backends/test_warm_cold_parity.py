@@ -225,6 +225,10 @@ BACKEND = FailureReason.BACKEND_ERROR
 QUOTA = FailureReason.QUOTA_EXHAUSTED
 NO_ANSWER = "Gemini returned no usable answer: "
 WARM_NO_ANSWER = _failed(BACKEND, None, NO_ANSWER + "the model sent an empty or blocked response (over ACP", None)
+NO_TEXT_AFTER_TOOL = (
+    "Gemini ran its tools (read_file) and ended the turn without writing an answer: what the tools did stands; "
+    "ask in this conversation for a summary if you need one."
+)
 EFFORT = {"effort": "high", "explicit": frozenset({"effort"})}
 NOTES = "NOTES-FILE-TEXT-7"
 READ_FILE_STEPS = (("tool", "read_file"), ("result", "True", "None"))
@@ -283,6 +287,11 @@ CASES = [
         "[[fake:empty]]",
         _failed(BACKEND, None, NO_ANSWER + "The model returned an empty", None),
         warm=WARM_NO_ANSWER,
+    ),
+    Case(
+        "empty answer after a tool call",
+        "[[fake:empty_after_tool]]",
+        lambda o: o.ok and o.text == "" and o.tools == READ_FILE_STEPS and o.notices == (NO_TEXT_AFTER_TOOL,),
     ),
     Case(
         "blocked prompt",

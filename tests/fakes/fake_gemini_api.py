@@ -45,7 +45,8 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
   line, what the CLI's loop detection stops (it asks again once with a "Potential loop detected" message, which
   has no marker: set ``loop`` as the sticky scenario to have that answer loop too)
 - ``thought``: a ``thought: true`` part (:data:`THOUGHT_TEXT`), then :data:`THOUGHT_ANSWER_TEXT`
-- ``empty``: one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
+- ``empty``: one ``""`` text part; ``empty_after_tool``: ``functionCall read_file {"file_path": "hello.txt"}``,
+  then, after the ``functionResponse`` turn, one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
 - ``max_tokens``: :data:`MAX_TOKENS_TEXT` ending with ``finishReason: MAX_TOKENS`` (the output limit cut it off)
 - ``blocked_prompt``: no candidates, ``promptFeedback.blockReason: SAFETY`` (the API refused the prompt itself)
 - ``nonjson``: 200 with body ``this is not json``
@@ -668,6 +669,14 @@ def _plan_thought(ctx: _Ctx) -> _Plan:
 @_scenario("empty")
 def _plan_empty(ctx: _Ctx) -> _Plan:
     return ctx.answer.texts([""])
+
+
+@_scenario("empty_after_tool")
+def _plan_empty_after_tool(ctx: _Ctx) -> _Plan:
+    if _last_is_function_response(ctx.body):
+        return ctx.answer.texts([""])
+    call = {"functionCall": {"name": "read_file", "args": {"file_path": "hello.txt"}}}
+    return _Plan(chunks=(ctx.answer.chunk([call], "STOP"),))
 
 
 @_scenario("safety")

@@ -16,7 +16,7 @@ from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.gemini_cli.args import advertised_flags, build_invocation
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
-from gemini_relay.backends.gemini_cli.errors import classify_exit
+from gemini_relay.backends.gemini_cli.errors import classify_exit, no_answer_after_tools
 from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import rewind_call, with_call_usage
 from gemini_relay.backends.models import served_notice
@@ -141,6 +141,8 @@ class GeminiCliBackend:
         if failure is not None:
             logger.info("gemini exited %d (%s)", run.exit.returncode, failure.reason)
             raise with_auth_fix(failure, env, spec.cwd)
+        if not seen.text.strip() and seen.tool_names:
+            yield seen.apply(RunNotice(no_answer_after_tools(seen.tool_names)))
         # The CLI's per-model stats name the model that answered (a quota fallback is otherwise silent).
         fell_back = served_notice("gemini", inv.model, seen.finished.models if seen.finished else ())
         if fell_back:

@@ -55,6 +55,17 @@ MAX_SESSION_TURNS = (
 )
 
 
+def no_answer_after_tools(names: list[str]) -> str:
+    """The notice for a turn that ran tools and then ended with no text: the CLI takes an empty answer to a tool's
+    result as the end of the turn (geminiChat: no NO_RESPONSE_TEXT check for a functionResponse turn), and what the
+    tools did stands, so it is no failure; but the caller is told there is no answer to read."""
+    ran = ", ".join(dict.fromkeys(names))
+    return (
+        f"Gemini ran its tools ({ran}) and ended the turn without writing an answer: what the tools did stands; "
+        "ask in this conversation for a summary if you need one."
+    )
+
+
 def loop_failure(partial_text: str = "") -> RunFailed:
     """The CLI's loop detection stopped the model, twice: what came is a repetition, not an answer (cold: a
     stream-json warning; warm: stopReason max_turn_requests)."""

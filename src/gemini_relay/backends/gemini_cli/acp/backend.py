@@ -39,7 +39,7 @@ from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
 from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, with_schema_instruction
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.cli_config import read_cli_view
-from gemini_relay.backends.gemini_cli.errors import MAX_SESSION_TURNS, loop_failure
+from gemini_relay.backends.gemini_cli.errors import MAX_SESSION_TURNS, loop_failure, no_answer_after_tools
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import recorded_call, sum_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
@@ -255,7 +255,10 @@ async def _prompt(
                     fell_back = served_notice("gemini", model, finished.models)
                     if fell_back:
                         yield RunNotice(fell_back)
-                    yield await _recorded(finished, lease, sent_at, translator)
+                    finished = await _recorded(finished, lease, sent_at, translator)
+                    if finished.status == "SUCCESS" and not translator.text.strip():  # tools ran, see _finish
+                        yield RunNotice(no_answer_after_tools(translator.tool_names))
+                    yield finished
                     return
         finally:
             if not settled:
@@ -271,15 +274,20 @@ def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
         raise RunFailed("gemini --acp cancelled the turn", partial_text=translator.text, retryable=True)
     if stop == "max_turn_requests":
         raise TurnsStopped("gemini --acp stopped the turn", partial_text=translator.text)
-    if stop == "end_turn" and not translator.text.strip():
+    if stop == "end_turn" and not translator.text.strip() and not translator.tool_names:
         # Failed as cold fails it, but unnamed: over ACP the CLI ends an empty answer, a SAFETY/RECITATION block
-        # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which).
-        raise RunFailed(
-            "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
-            "does not say which: an empty answer, a safety or recitation block, or no finish reason)",
-            recovery=EMPTY_ADVICE,
-        )
+        # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which). After tools,
+        # the recording tells an empty answer the CLI took (a notice) from a failed one (_recorded).
+        raise _empty()
     return translator.finished(item.payload)
+
+
+def _empty() -> RunFailed:
+    return RunFailed(
+        "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
+        "does not say which: an empty answer, a safety or recitation block, or no finish reason)",
+        recovery=EMPTY_ADVICE,
+    )
 
 
 async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator: UpdateTranslator) -> Finished:
@@ -295,6 +303,8 @@ async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator
     if call is None:
         return finished
     if finished.status == "SUCCESS" and not call.answered:
+        if not translator.text.strip():
+            raise _empty()
         raise RunFailed(CUT_SHORT, partial_text=translator.text, retryable=True, recovery=CUT_ADVICE)
     usage = sum_usage(list(call.turns))
     return replace(finished, usage=usage) if usage is not None else finished
