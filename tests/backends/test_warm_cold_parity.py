@@ -500,6 +500,16 @@ def test_loop_detection_is_named_the_same_cold_and_warm_and_is_no_silent_success
     assert_parity("loop detection", cold, warm)
 
 
+def test_a_conversation_past_the_clis_session_turn_limit_fails_the_same_cold_and_warm(parity: Parity) -> None:
+    folder = parity.folder("turn limit")  # its own settings: warm tells this stop from a loop by them
+    (folder / ".gemini").mkdir()
+    (folder / ".gemini" / "settings.json").write_text('{"model": {"maxSessionTurns": 1}}\n', encoding="utf-8")
+    (folder / "hello.txt").write_text("hi\n", encoding="utf-8")
+    cold, warm = parity.both(parity.spec("[[fake:tool_call]]", cwd=folder))  # the tool's answer is turn 2
+    assert cold.reason is BACKEND and cold.message.startswith("The conversation reached the Gemini CLI's maximum")
+    assert_parity("turn limit", cold, warm)
+
+
 CANCELLED = "CANCELLED-PROMPT-29"
 
 
