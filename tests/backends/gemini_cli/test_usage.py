@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,9 @@ def test_an_answered_prompt_restamped_by_a_resume_is_not_rewound(tmp_path: Path)
     before = path.read_bytes()
     assert not rewind_call(tmp_path, SID, since=1796155205.0)
     assert path.read_bytes() == before
+
+
+def test_a_recording_not_written_since_the_prompt_was_sent_says_nothing_of_the_call(tmp_path: Path) -> None:
+    # The CLI stops recording on a full disk: its file then ends with an earlier call, answered or not.
+    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), user(1, "earlier"), gemini(1)])
+    assert recorded_call(tmp_path, SID, since=time.time() + 60) is None

@@ -56,8 +56,8 @@ def recorded_call(home: Path, session_id: str, since: float | None = None) -> Re
     """The session's latest call; None without a readable recording. With `since` (a Unix time taken before the
     prompt was sent), a last prompt recorded before it is an earlier call's: this call's was rolled back."""
     path = latest_chats_file(home, session_id)
-    if path is None:
-        return None
+    if path is None or (since is not None and _unwritten_since(path, since)):
+        return None  # a CLI that stopped recording (a full disk) leaves a file that says nothing of this call
     limit = FIRST_TAIL_BYTES
     while True:
         try:
@@ -100,6 +100,13 @@ def rewind_call(home: Path, session_id: str, since: float) -> bool:
     except OSError:
         return False
     return True
+
+
+def _unwritten_since(path: Path, since: float) -> bool:
+    try:
+        return path.stat().st_mtime < since - 1.0  # file times can lag the clock by a tick
+    except OSError:
+        return True
 
 
 def _last_byte(path: Path) -> bytes:
