@@ -51,3 +51,11 @@ async def test_allow_over_http_runs_the_command(relay: Relay) -> None:
     assert not result.is_error, text_of(result)
     assert any("touch ran.txt" in params.message for params in recorder.asked), recorder.asked
     assert (relay.project / "ran.txt").exists()
+
+
+async def test_the_question_names_the_folder_the_command_will_run_in(relay: Relay) -> None:
+    recorder = Recorder(accept("cancel"))
+    async with relay.asking_client(recorder, **WARM) as client:
+        await client.call_tool("gemini-ask", {"prompt": PROMPT})
+    asked = [params.message for params in recorder.asked]
+    assert asked and all(f"[current working directory {relay.project}]" in message for message in asked), asked

@@ -12,6 +12,7 @@ pool); each cold run is its own `gemini -p`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -25,7 +26,7 @@ from gemini_relay.backends.api import ApiBackend
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
 from gemini_relay.backends.gemini_cli.backend import GeminiCliBackend
 from gemini_relay.config import Settings
-from gemini_relay.core.events import AgentEvent, ToolCall, ToolResult, Usage
+from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta, ToolCall, ToolResult, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
@@ -93,6 +94,21 @@ class Parity:
 
     def warm(self, spec: RunSpec) -> Outcome:
         return self.portal.call(self._run, self.warm_backend, spec)
+
+    def cancelled(self, backend: GeminiCliBackend | AcpBackend, spec: RunSpec) -> str | None:
+        """Run `spec` until the first answer text, then close the run as a cancelled job does; its session id."""
+        return self.portal.call(self._cancel, backend, spec)
+
+    async def _cancel(self, backend: GeminiCliBackend | AcpBackend, spec: RunSpec) -> str | None:
+        session_id: str | None = None
+        with anyio.fail_after(BOUND):
+            async with contextlib.aclosing(backend.run(spec)) as events:
+                async for event in events:
+                    if isinstance(event, SessionStarted):
+                        session_id = event.session_id
+                    if isinstance(event, TextDelta):
+                        break
+        return session_id
 
     def on_api(self, spec: RunSpec) -> Outcome:
         return self.portal.call(self._run, self.api_backend, spec)
@@ -200,10 +216,19 @@ def _literal(prompt: str) -> Callable[[Outcome], bool]:
     return lambda o: _answered(o.text)(o) and any(f in o.text for f in forms) and NOTES not in o.text and not o.tools
 
 
+def _cut(outcome: Outcome) -> bool:
+    """Failed with the part of the answer that came: the caller gets it as a partial answer, not as the answer."""
+    return (outcome.reason, outcome.retryable, outcome.text) == (BACKEND, True, fake.CUT_TEXT) and not outcome.usage
+
+
 BACKEND = FailureReason.BACKEND_ERROR
 QUOTA = FailureReason.QUOTA_EXHAUSTED
 NO_ANSWER = "Gemini returned no usable answer: "
 WARM_NO_ANSWER = _failed(BACKEND, None, NO_ANSWER + "the model sent an empty or blocked response (over ACP", None)
+NO_TEXT_AFTER_TOOL = (
+    "Gemini ran its tools (read_file) and ended the turn without writing an answer: what the tools did stands; "
+    "ask in this conversation for a summary if you need one."
+)
 EFFORT = {"effort": "high", "explicit": frozenset({"effort"})}
 NOTES = "NOTES-FILE-TEXT-7"
 READ_FILE_STEPS = (("tool", "read_file"), ("result", "True", "None"))
@@ -233,6 +258,19 @@ CASES = [
         {"model": None},
     ),
     Case("option notice", "[[fake:echo:x]]", lambda o: o.ok and len(o.notices) == 1, EFFORT),
+    Case(
+        "stream cut mid-answer",
+        "[[fake:cut]]",
+        lambda o: _cut(o) and o.message.startswith(NO_ANSWER + "Model stream ended without a finish reason"),
+        warm=lambda o: _cut(o) and o.message.startswith(NO_ANSWER + "the answer stopped before the model finished"),
+    ),
+    Case(
+        "connection reset mid-answer",
+        "[[fake:cut:reset]]",
+        lambda o: (
+            _failed(BACKEND, True, "Network error talking to the Gemini API", None)(o) and o.text == fake.CUT_TEXT
+        ),
+    ),
     Case("model not found", "[[fake:error:404]]", _failed(BACKEND, None, "Model not found: models/", None)),
     Case("malformed JSON", "[[fake:nonjson]]", _failed(BACKEND, None, "gemini failed: Incomplete JSON", None)),
     Case("quota", "[[fake:quota]]", _failed(QUOTA, True, "Gemini API quota or rate limit exhausted (HTTP 429)", 429)),
@@ -249,6 +287,11 @@ CASES = [
         "[[fake:empty]]",
         _failed(BACKEND, None, NO_ANSWER + "The model returned an empty", None),
         warm=WARM_NO_ANSWER,
+    ),
+    Case(
+        "empty answer after a tool call",
+        "[[fake:empty_after_tool]]",
+        lambda o: o.ok and o.text == "" and o.tools == READ_FILE_STEPS and o.notices == (NO_TEXT_AFTER_TOOL,),
     ),
     Case(
         "blocked prompt",
@@ -276,6 +319,10 @@ _PIPE_CUT = (
     "piped, the cold CLI drops its stdout past 64 KiB at exit (backends/gemini_cli/decoder.py PIPE_CUT_BYTES); "
     "ACP frames every update, so warm gets the whole answer"
 )
+_CUT_OVER_ACP = (
+    "over ACP the CLI 0.61.0 ends a stream that stopped without a finish reason as a plain end_turn; warm finds the "
+    "answer missing from the CLI's recording (acp/backend.py _recorded) but not the CLI's words for why"
+)
 # Fields a difference reaches or not by timing: not compared, and why.
 UNCOMPARED: dict[str, dict[str, str]] = {
     "answer past 64 KiB": {
@@ -287,6 +334,7 @@ EXPECTED_DIFFERENCES: dict[str, dict[str, str]] = {
     "safety block": {"message": _NO_REASON_OVER_ACP, "recovery": _NO_REASON_OVER_ACP},
     "empty answer": {"message": _NO_REASON_OVER_ACP},
     "blocked prompt": {"message": _NO_REASON_OVER_ACP},
+    "stream cut mid-answer": {"message": _CUT_OVER_ACP},
 }
 
 
@@ -320,6 +368,8 @@ ADVICE = [
     Advice("malformed JSON", "check GOOGLE_GEMINI_BASE_URL"),
     Advice("safety block", SAFETY.replace(" (dangerous_content)", ""), warm=RETRY_OR_REPHRASE, api=SAFETY),
     Advice("empty answer", RETRY_OR_REPHRASE),
+    Advice("stream cut mid-answer", "The answer stopped before the model finished it"),
+    Advice("connection reset mid-answer", "check the network", api="Check the network"),
     Advice("blocked prompt", RETRY_OR_REPHRASE, api="The safety filter stopped the request: rephrase the request"),
 ]
 _ADVICE = {a.case: a for a in ADVICE}
@@ -352,14 +402,24 @@ def test_the_same_upstream_behaviour_gives_the_same_outcome_cold_and_warm(parity
     assert_advised(case.id, "warm", warm)
 
 
+# Where the api backend returns what the CLI paths fail: case -> the notice it names the outcome with.
+API_PARTIAL = {"stream cut mid-answer": "The API stream ended without a finish reason; the answer may be incomplete."}
+
+
 @pytest.mark.parametrize("advice", ADVICE, ids=[a.case for a in ADVICE])
 def test_each_error_class_the_api_backend_meets_comes_with_the_same_fix(parity: Parity, advice: Advice) -> None:
     case = next(c for c in CASES if c.id == advice.case)
-    assert_advised(case.id, "api", parity.on_api(parity.spec(case.prompt, **(case.spec or {}))))
+    outcome = parity.on_api(parity.spec(case.prompt, **(case.spec or {})))
+    if case.id in API_PARTIAL:  # no silent success either: a partial answer, named as such
+        assert outcome.ok and outcome.partial and API_PARTIAL[case.id] in outcome.upstream + outcome.notices
+        return
+    assert_advised(case.id, "api", outcome)
 
 
 # The emulator's scenarios that make the upstream fail (fake_gemini_api): each case using one needs its fix named.
-FAILING_SCENARIOS = ("error", "bad_key", "quota", "quota_daily", "safety", "empty", "blocked_prompt", "nonjson")
+FAILING_SCENARIOS = (
+    "error", "bad_key", "quota", "quota_daily", "safety", "empty", "blocked_prompt", "nonjson", "cut"
+)  # fmt: skip
 UNADVISED = {"quota retry": "the quota class, named by `quota`"}
 
 
@@ -423,6 +483,51 @@ def test_usage_is_the_calls_own_turns_not_the_conversations_total_on_both_paths(
     warm = parity.warm(parity.spec("[[fake:tool_call]]", cwd=folder, conversation_id=warm_first.conversation_id))
     assert cold.usage == TWO_TURNS
     assert_parity("second call", cold, warm)
+
+
+LOOP = "The Gemini CLI stopped the answer: its loop detection found the model repeating itself"
+
+
+def test_loop_detection_is_named_the_same_cold_and_warm_and_is_no_silent_success(parity: Parity) -> None:
+    parity.api.set_scenario("loop")  # sticky: the CLI's second try ("Potential loop detected") loops too
+    try:
+        cold, warm = parity.both(parity.spec("count the files", cwd=parity.folder("loop")))
+    finally:
+        parity.api.set_scenario(None)
+    assert cold.reason is BACKEND and cold.message.startswith(LOOP) and cold.status is None, cold
+    assert cold.recovery is not None and "model.disableLoopDetection" in cold.recovery
+    assert fake.LOOP_LINE in cold.text  # what came before the CLI stopped it: the partial answer, not the answer
+    assert_parity("loop detection", cold, warm)
+
+
+def test_a_conversation_past_the_clis_session_turn_limit_fails_the_same_cold_and_warm(parity: Parity) -> None:
+    folder = parity.folder("turn limit")  # its own settings: warm tells this stop from a loop by them
+    (folder / ".gemini").mkdir()
+    (folder / ".gemini" / "settings.json").write_text('{"model": {"maxSessionTurns": 1}}\n', encoding="utf-8")
+    (folder / "hello.txt").write_text("hi\n", encoding="utf-8")
+    cold, warm = parity.both(parity.spec("[[fake:tool_call]]", cwd=folder))  # the tool's answer is turn 2
+    assert cold.reason is BACKEND and cold.message.startswith("The conversation reached the Gemini CLI's maximum")
+    assert_parity("turn limit", cold, warm)
+
+
+CANCELLED = "CANCELLED-PROMPT-29"
+
+
+def test_a_conversation_continued_after_a_cancelled_prompt_does_not_send_that_prompt_again(parity: Parity) -> None:
+    folder = parity.folder("after cancel")
+    outcomes: list[Outcome] = []
+    for path, backend in (("cold", parity.cold_backend), ("warm", parity.warm_backend)):
+        first = parity.portal.call(parity._run, backend, parity.spec("[[fake:history]]", cwd=folder))
+        cut = parity.spec(f"[[fake:slow:30]] {CANCELLED}", cwd=folder, conversation_id=first.conversation_id)
+        assert parity.cancelled(backend, cut) == first.conversation_id
+        before = len(parity.api.requests)
+        again = parity.spec("[[fake:history]]", cwd=folder, conversation_id=first.conversation_id)
+        outcomes.append(parity.portal.call(parity._run, backend, again))
+        sent = [r.body for r in parity.api.requests[before:] if r.kind == "main"]
+        assert sent and all(CANCELLED not in str(body) for body in sent), f"{path} sent the cancelled prompt"
+    cold, warm = outcomes
+    assert cold.text == "turns=2"
+    assert_parity("after cancel", cold, warm)
 
 
 def test_a_conversation_begun_warm_after_a_cold_run_in_the_project_continues_cold(parity: Parity) -> None:

@@ -31,6 +31,9 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``echo:<text>``: exactly ``<text>``, 1 chunk (the text cannot contain ``]]``)
 - ``slow:<seconds>`` [0.5]: :data:`SLOW_CHUNKS`, that many seconds between the 5 chunks
 - ``stall``: 200, one chunk (:data:`STALL_TEXT`), then nothing until stop() closes the connection
+- ``cut:<how>`` [end]: 200, one chunk (:data:`CUT_TEXT`) without a finish reason, then ``end``: the body ends (its
+  closing chunk), as the API's stream sometimes ends early; ``reset``: the connection is reset (TCP RST, no closing
+  chunk), a network path cut mid-answer
 - ``hang``: reads the request, never sends headers, until stop()
 - ``gate``: reads the request, then waits for :attr:`FakeGeminiApi.gate` (or stop()) before :data:`GATE_TEXT`: a test
   holds a run open (and its slot) for exactly as long as it needs, with no clock
@@ -40,8 +43,12 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``shell:<command>`` [echo shell-ran]: ``functionCall run_shell_command {"command": <command>}`` (ACP default mode
   asks permission for it); when the last content is a ``functionResponse`` turn: ``Shell result: `` followed by that
   response as JSON (the command's output when it ran, the refusal when it did not)
+- ``loop``: :data:`LOOP_LINE` (one sentence) in :data:`LOOP_REPEATS` chunks, then STOP: a model chanting the same
+  line, what the CLI's loop detection stops (it asks again once with a "Potential loop detected" message, which
+  has no marker: set ``loop`` as the sticky scenario to have that answer loop too)
 - ``thought``: a ``thought: true`` part (:data:`THOUGHT_TEXT`), then :data:`THOUGHT_ANSWER_TEXT`
-- ``empty``: one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
+- ``empty``: one ``""`` text part; ``empty_after_tool``: ``functionCall read_file {"file_path": "hello.txt"}``,
+  then, after the ``functionResponse`` turn, one ``""`` text part; ``safety``: no content, ``finishReason: SAFETY``
 - ``max_tokens``: :data:`MAX_TOKENS_TEXT` ending with ``finishReason: MAX_TOKENS`` (the output limit cut it off)
 - ``blocked_prompt``: no candidates, ``promptFeedback.blockReason: SAFETY`` (the API refused the prompt itself)
 - ``nonjson``: 200 with body ``this is not json``
@@ -131,6 +138,9 @@ __all__ = [
     "SLOW_CHUNKS",
     "STALL_TEXT",
     "GATE_TEXT",
+    "CUT_TEXT",
+    "LOOP_LINE",
+    "LOOP_REPEATS",
     "THOUGHT_ANSWER_TEXT",
     "THOUGHT_TEXT",
     "TINY_PNG",
@@ -171,6 +181,9 @@ THOUGHT_TEXT: Final = "**Considering the request** The user wants a short answer
 THOUGHT_ANSWER_TEXT: Final = "Answer after thinking."
 STALL_TEXT: Final = "Partial answer before the stall"
 GATE_TEXT: Final = "Answered once the gate opened"
+CUT_TEXT: Final = "Partial answer before the connection was cut"
+LOOP_LINE: Final = "I will check the file again to be completely sure. "
+LOOP_REPEATS: Final = 20
 MAX_TOKENS_TEXT: Final = "An answer that the output token limit cut"
 SLOW_CHUNKS: Final = (*(f"slow chunk {i} of 5. " for i in range(1, 5)), "slow chunk 5 of 5.")
 DEFAULT_SLOW_DELAY: Final = 0.5
@@ -363,6 +376,7 @@ class _Plan:
     stall: bool = False
     hang: bool = False
     gate: bool = False
+    reset: bool = False  # after the chunks, reset the connection (no closing chunk)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -622,6 +636,13 @@ def _plan_stall(ctx: _Ctx) -> _Plan:
     return _Plan(chunks=(ctx.answer.chunk([{"text": STALL_TEXT}]),), stall=True)
 
 
+@_scenario("cut")
+def _plan_cut(ctx: _Ctx) -> _Plan:
+    if ctx.arg not in (None, "", "end", "reset"):
+        raise ScenarioError(f"cut needs end or reset, got {ctx.arg!r}")
+    return _Plan(chunks=(ctx.answer.chunk([{"text": CUT_TEXT}]),), reset=ctx.arg == "reset")
+
+
 @_scenario("hang")
 def _plan_hang(ctx: _Ctx) -> _Plan:
     return _Plan(hang=True)
@@ -654,6 +675,11 @@ def _plan_shell(ctx: _Ctx) -> _Plan:
     return _Plan(chunks=(ctx.answer.chunk([{"functionCall": {"name": "run_shell_command", "args": args}}], "STOP"),))
 
 
+@_scenario("loop")
+def _plan_loop(ctx: _Ctx) -> _Plan:
+    return ctx.answer.texts([LOOP_LINE] * LOOP_REPEATS)
+
+
 @_scenario("thought")
 def _plan_thought(ctx: _Ctx) -> _Plan:
     thought = ctx.answer.chunk([{"text": THOUGHT_TEXT, "thought": True}])
@@ -663,6 +689,14 @@ def _plan_thought(ctx: _Ctx) -> _Plan:
 @_scenario("empty")
 def _plan_empty(ctx: _Ctx) -> _Plan:
     return ctx.answer.texts([""])
+
+
+@_scenario("empty_after_tool")
+def _plan_empty_after_tool(ctx: _Ctx) -> _Plan:
+    if _last_is_function_response(ctx.body):
+        return ctx.answer.texts([""])
+    call = {"functionCall": {"name": "read_file", "args": {"file_path": "hello.txt"}}}
+    return _Plan(chunks=(ctx.answer.chunk([call], "STOP"),))
 
 
 @_scenario("safety")
@@ -1156,7 +1190,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._wait_for_stop()
             self.close_connection = True
             return
+        if plan.reset:
+            self._reset()
+            return
         self.wfile.write(b"0\r\n\r\n")
+
+    def _reset(self) -> None:
+        """Close the socket with SO_LINGER 0: the kernel sends a TCP RST, what a cut network path leaves a client."""
+        self.close_connection = True
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.rfile.close()  # the reader holds a reference to the socket; with it gone, close() really closes
+        self.connection.close()
 
     def _send_single(self, plan: _Plan) -> None:
         if plan.delay and self._wait_for_stop(plan.delay * (len(plan.chunks) - 1)):

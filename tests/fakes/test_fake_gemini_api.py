@@ -20,7 +20,10 @@ from typing import Any
 import pytest
 
 from .fake_gemini_api import (
+    CUT_TEXT,
     ECHO_PREFIX,
+    LOOP_LINE,
+    LOOP_REPEATS,
     PERMISSION_DENIED_ERROR,
     ROUTER_ANSWER,
     SLOW_CHUNKS,
@@ -352,6 +355,47 @@ def test_a_denied_key_lists_models_but_may_neither_count_nor_generate_on_them(ap
         assert response.status == 200
     assert [r.kind for r in api.requests] == ["denied", "denied", "denied", "count_tokens", "models"]
     assert generate(api, body)[0] == 200  # no key: not the denied one
+
+
+def test_a_cut_stream_ends_after_one_chunk_without_a_finish_reason(api: FakeGeminiApi) -> None:
+    status, raw = stream(api, main_turn("[[fake:cut]]"))
+    events = list(iter_sse_events(raw))
+    assert status == 200 and text_of(events) == CUT_TEXT
+    assert all("finishReason" not in e["candidates"][0] and "usageMetadata" not in e for e in events)
+
+
+def test_a_reset_stream_sends_one_chunk_then_resets_the_connection_without_the_closing_chunk(
+    api: FakeGeminiApi,
+) -> None:
+    data = json.dumps(main_turn("[[fake:cut:reset]]")).encode()
+    head = (
+        f"POST /v1beta/models/{MODEL}:streamGenerateContent?alt=sse HTTP/1.1\r\n"
+        f"Host: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    )
+    received, reset = b"", False
+    with socket.create_connection(("127.0.0.1", api.port), timeout=5) as sock:
+        sock.sendall(head.encode() + data)
+        while True:  # each recv is bounded by the 5 s socket timeout
+            try:
+                piece = sock.recv(65536)
+            except ConnectionResetError:
+                reset = True
+                break
+            if not piece:
+                break
+            received += piece
+    assert reset and CUT_TEXT.encode() in received and b"0\r\n\r\n" not in received
+
+
+def test_a_loop_chants_one_line_and_an_empty_answer_after_a_tool_call_is_one_empty_part(api: FakeGeminiApi) -> None:
+    _, raw = stream(api, main_turn("[[fake:loop]]"))
+    assert text_of(list(iter_sse_events(raw))) == LOOP_LINE * LOOP_REPEATS
+    _, raw = stream(api, main_turn("[[fake:empty_after_tool]]"))
+    assert next(iter_sse_events(raw))["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == "read_file"
+    answered = [*main_turn("[[fake:empty_after_tool]]")["contents"], {"role": "model", "parts": [{"text": "x"}]}]
+    answered.append({"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {}}}]})
+    _, raw = stream(api, {**main_turn("x"), "contents": answered})
+    assert [e["candidates"][0]["content"]["parts"] for e in iter_sse_events(raw)] == [[{"text": ""}]]
 
 
 def test_stop_does_not_hang_with_hanging_and_stalled_connections() -> None:

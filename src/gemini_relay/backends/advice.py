@@ -153,6 +153,10 @@ BAD_RESPONSE = (
     "The endpoint sent something that is not a Gemini API answer: retry; if it repeats, check "
     "GOOGLE_GEMINI_BASE_URL (a proxy or gateway in between may be answering instead)."
 )
+CUT_ADVICE = (
+    "The answer stopped before the model finished it (its stream ended early): retry; what arrived is only the "
+    "start of the answer."
+)
 EMPTY_ADVICE = (
     "The model sent no answer: retry once; if it happens again, rephrase the request (a safety or recitation block "
     "ends the same way)."

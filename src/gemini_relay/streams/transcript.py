@@ -75,6 +75,11 @@ class Transcript:
             self.notices.append(notice)
 
     @property
+    def tool_names(self) -> list[str]:
+        """The tools the run called, in order."""
+        return list(self._tool_names.values())
+
+    @property
     def streamed_text(self) -> str:
         return "".join(self._chunks)
 

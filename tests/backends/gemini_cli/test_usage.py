@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.gemini_cli.usage import FIRST_TAIL_BYTES, call_usage, last_call_turns, sum_usage
+from gemini_relay.backends.gemini_cli.usage import (
+    FIRST_TAIL_BYTES,
+    RecordedCall,
+    call_usage,
+    last_call_turns,
+    recorded_call,
+    rewind_call,
+    sum_usage,
+)
 from gemini_relay.core.events import Usage
 
 SID = "0ece59e5-d8da-425f-aca1-1b42c892f087"
@@ -92,3 +101,51 @@ def test_a_call_longer_than_the_first_tail_read_is_still_counted_from_its_prompt
     assert call_usage(tmp_path, SID) == Usage(
         input_tokens=24, output_tokens=16, thinking_tokens=6, cached_tokens=4, total_tokens=46
     )
+
+
+def stamped(record: dict[str, Any], at: str) -> dict[str, Any]:
+    return {**record, "timestamp": at}
+
+
+def test_a_call_is_answered_when_its_prompt_is_recorded_and_a_model_message_ends_the_recording(tmp_path: Path) -> None:
+    name = f"session-2026-12-01T20-00-{SID[:8]}.jsonl"
+    write(tmp_path, name, [header(), stamped(user(1, "hi"), "2026-12-01T20:00:01.000Z"), gemini(1)])
+    since = 1796155200.5  # 2026-12-01T20:00:00.500Z
+    assert recorded_call(tmp_path, SID, since) == RecordedCall((gemini(1),), answered=True)
+
+
+def test_a_prompt_the_cli_rolled_back_after_a_failed_stream_leaves_the_call_unanswered(tmp_path: Path) -> None:
+    earlier = [stamped(user(1, "first"), "2026-12-01T20:00:00.000Z"), gemini(1)]
+    rolled_back = {"$set": {"messages": earlier}}  # what the CLI writes when the second prompt's stream failed
+    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), *earlier, user(2, "second"), rolled_back])
+    since = 1796155205.0  # after the first prompt: the last recorded prompt is not this call's
+    assert recorded_call(tmp_path, SID, since) == RecordedCall((), answered=False)
+
+
+def test_a_call_that_ends_on_a_tools_answer_is_unanswered(tmp_path: Path) -> None:
+    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), user(1, "read"), gemini(1), tool_answer(2)])
+    call = recorded_call(tmp_path, SID)
+    assert call is not None and not call.answered
+
+
+def test_a_stopped_calls_unanswered_prompt_is_rewound_with_the_clis_own_record(tmp_path: Path) -> None:
+    earlier = [stamped(user(1, "first"), "2026-12-01T20:00:00.000Z"), gemini(1)]
+    cut = stamped(user(2, "cancelled"), "2026-12-01T20:00:06.000Z")
+    path = write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), *earlier, cut])
+    assert rewind_call(tmp_path, SID, since=1796155205.0)
+    assert path.read_text(encoding="utf-8").splitlines()[-1] == json.dumps({"$rewindTo": "u2"})
+    assert last_call_turns(path.read_text(encoding="utf-8").splitlines()) == [gemini(1)]
+
+
+def test_an_answered_prompt_restamped_by_a_resume_is_not_rewound(tmp_path: Path) -> None:
+    resumed = [stamped(user(1, "first"), "2026-12-01T20:00:06.000Z"), gemini(1)]  # a resume restamps what it loads
+    path = write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), *resumed])
+    before = path.read_bytes()
+    assert not rewind_call(tmp_path, SID, since=1796155205.0)
+    assert path.read_bytes() == before
+
+
+def test_a_recording_not_written_since_the_prompt_was_sent_says_nothing_of_the_call(tmp_path: Path) -> None:
+    # The CLI stops recording on a full disk: its file then ends with an earlier call, answered or not.
+    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), user(1, "earlier"), gemini(1)])
+    assert recorded_call(tmp_path, SID, since=time.time() + 60) is None

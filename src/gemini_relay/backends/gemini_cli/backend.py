@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import uuid
 from collections.abc import AsyncGenerator
@@ -15,9 +16,9 @@ from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.gemini_cli.args import advertised_flags, build_invocation
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
-from gemini_relay.backends.gemini_cli.errors import classify_exit
+from gemini_relay.backends.gemini_cli.errors import classify_exit, no_answer_after_tools
 from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
-from gemini_relay.backends.gemini_cli.usage import with_call_usage
+from gemini_relay.backends.gemini_cli.usage import rewind_call, with_call_usage
 from gemini_relay.backends.models import served_notice
 from gemini_relay.backends.probe import ProbeCache, ProbeResult
 from gemini_relay.config import Settings
@@ -110,6 +111,7 @@ class GeminiCliBackend:
         self._running_homes[home] = self._running_homes.get(home, 0) + 1
         decoder = GeminiCliDecoder()
         run = CliRun()
+        started = math.floor(time.time() * 1000) / 1000  # the recording stamps in whole milliseconds
         try:
             async with aclosing(
                 stream_cli(
@@ -128,6 +130,10 @@ class GeminiCliBackend:
                     yield event
         finally:
             self._running_homes[home] -= 1
+            if run.exit is None and inv.session_id:
+                # Stopped (cancelled, timed out): the CLI's turn never ended, so its prompt stays in the recording
+                # and a `--resume` would send it again with the next one. Warm's CLI drops it itself.
+                rewind_call(home, inv.session_id, started)
         assert run.exit is not None
         if decoder.skipped:
             logger.info("Skipped %d non-JSON stdout line(s) of gemini", decoder.skipped)
@@ -135,6 +141,8 @@ class GeminiCliBackend:
         if failure is not None:
             logger.info("gemini exited %d (%s)", run.exit.returncode, failure.reason)
             raise with_auth_fix(failure, env, spec.cwd)
+        if not seen.text.strip() and seen.tool_names:
+            yield seen.apply(RunNotice(no_answer_after_tools(seen.tool_names)))
         # The CLI's per-model stats name the model that answered (a quota fallback is otherwise silent).
         fell_back = served_notice("gemini", inv.model, seen.finished.models if seen.finished else ())
         if fell_back:

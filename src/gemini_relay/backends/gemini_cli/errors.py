@@ -6,7 +6,7 @@ import json
 import re
 import signal
 
-from gemini_relay.backends.advice import BAD_RESPONSE, DOCTOR, api_status_advice, blocked_advice
+from gemini_relay.backends.advice import BAD_RESPONSE, CUT_ADVICE, DOCTOR, api_status_advice, blocked_advice
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunFailed
 from gemini_relay.streams.transcript import Transcript
@@ -34,6 +34,8 @@ NETWORK = (
 )
 # The CLI's words for an answer body it could not read (what a proxy's error page or a broken gateway gets).
 _GARBLED = ("incomplete json", "unexpected token", "is not valid json", "failed to parse")
+# The CLI's words for a stream that ended before the model's finish reason (InvalidStreamError NO_FINISH_REASON).
+_NO_FINISH = "without a finish reason"
 # The CLI's words for an answer its stream check refused -> the finish reason (its bundle's InvalidStreamError texts).
 _STOP_WORDS = (
     ("safety", "SAFETY"),
@@ -43,6 +45,38 @@ _STOP_WORDS = (
     ("token limit", "MAX_TOKENS"),
     ("malformed function call", "MALFORMED_FUNCTION_CALL"),
 )
+
+
+# The CLI's stream-json warning when its loop detection stopped the model (it asks once more, then gives up).
+LOOP_DETECTED = "Loop detected, stopping execution"
+MAX_SESSION_TURNS = (
+    "The conversation reached the Gemini CLI's maximum session turns. Start a new conversation, or raise "
+    "model.maxSessionTurns in the CLI's settings.json."
+)
+
+
+def no_answer_after_tools(names: list[str]) -> str:
+    """The notice for a turn that ran tools and then ended with no text: the CLI takes an empty answer to a tool's
+    result as the end of the turn (geminiChat: no NO_RESPONSE_TEXT check for a functionResponse turn), and what the
+    tools did stands, so it is no failure; but the caller is told there is no answer to read."""
+    ran = ", ".join(dict.fromkeys(names))
+    return (
+        f"Gemini ran its tools ({ran}) and ended the turn without writing an answer: what the tools did stands; "
+        "ask in this conversation for a summary if you need one."
+    )
+
+
+def loop_failure(partial_text: str = "") -> RunFailed:
+    """The CLI's loop detection stopped the model, twice: what came is a repetition, not an answer (cold: a
+    stream-json warning; warm: stopReason max_turn_requests)."""
+    return RunFailed(
+        "The Gemini CLI stopped the answer: its loop detection found the model repeating itself",
+        partial_text=partial_text,
+        recovery=(
+            "Rephrase the request or split it into smaller steps (the same prompt tends to loop again); to turn "
+            "the check off, set model.disableLoopDetection to true in the Gemini CLI's settings.json."
+        ),
+    )
 
 
 def classify_exit(
@@ -59,8 +93,13 @@ def classify_exit(
                 + (f": {truncation or detail}" if truncation or detail else ""),
                 reason=FailureReason.BACKEND_ERROR,
             )
+        if LOOP_DETECTED in record.stream_warnings + record.stream_errors:
+            return loop_failure()
         if finished.ok:
             return None
+        if record.text.strip() and _NO_FINISH in detail.lower():
+            # Part of the answer came, then the stream ended: a cut answer, not an empty or blocked one.
+            return RunFailed(f"Gemini returned no usable answer: {detail}", retryable=True, recovery=CUT_ADVICE)
         return RunFailed(
             f"Gemini returned no usable answer: {detail or 'the model sent an empty or blocked response'}",
             reason=_reason(detail),
@@ -79,10 +118,7 @@ def classify_exit(
                 "conversation, or pick one from gemini-conversations.",
             )
         case 53:
-            return RunFailed(
-                "The conversation reached the Gemini CLI's maximum session turns. Start a new conversation, or raise "
-                "model.maxSessionTurns in the CLI's settings.json.",
-            )
+            return RunFailed(MAX_SESSION_TURNS)
         case 55:
             return RunFailed(
                 f"The Gemini CLI does not trust the folder {record.spec.cwd}. Trust it once by running `gemini` there, "

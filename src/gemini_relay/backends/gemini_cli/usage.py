@@ -6,11 +6,17 @@ counts the agent's turns, input and output only (12 / 8). Both paths record the 
 `.gemini/tmp/<project>/chats/session-*.jsonl`, each model message with that response's usageMetadata (`tokens`: input,
 output, cached, thoughts, tool, total). Summed over the model messages after the call's prompt it is the usage of the
 call's own turn(s), tool round trips included and nothing else, alike on both paths.
+
+The recording also says whether the call's answer was complete (`recorded_call`): the CLI records a model message
+only once its stream passed the CLI's checks, and after a failed stream it rolls the history back to before the
+prompt. Over ACP that is the only trace of an answer cut short: the CLI ends such a turn as a plain `end_turn`.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +40,93 @@ async def with_call_usage(finished: Finished, home: Path, session_id: str | None
 
 def call_usage(home: Path, session_id: str) -> Usage | None:
     """The usage of the session's latest call (the turns after its last prompt); None without a readable one."""
+    call = recorded_call(home, session_id)
+    return None if call is None else sum_usage(list(call.turns))
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """What the recording holds of a session's latest call."""
+
+    turns: tuple[dict[str, Any], ...]  # the model messages after its prompt
+    answered: bool  # its prompt is recorded (not rolled back) and the recording ends with a model message
+
+
+def recorded_call(home: Path, session_id: str, since: float | None = None) -> RecordedCall | None:
+    """The session's latest call; None without a readable recording. With `since` (a Unix time taken before the
+    prompt was sent), a last prompt recorded before it is an earlier call's: this call's was rolled back."""
     path = latest_chats_file(home, session_id)
-    if path is None:
-        return None
+    if path is None or (since is not None and _unwritten_since(path, since)):
+        return None  # a CLI that stopped recording (a full disk) leaves a file that says nothing of this call
     limit = FIRST_TAIL_BYTES
     while True:
         try:
             lines, whole = _tail(path, limit)
         except OSError:
             return None
-        turns = last_call_turns(lines)
-        if turns is not None or whole:
-            return sum_usage(turns or [])
+        messages = replay(lines)
+        prompts = [i for i, message in enumerate(messages) if _is_prompt(message)]
+        if prompts or whole:
+            break
         limit *= 4
+    if not prompts or (since is not None and _recorded_at(messages[prompts[-1]]) < since):
+        return RecordedCall((), answered=False)
+    after = messages[prompts[-1] + 1 :]
+    turns = tuple(m for m in after if m.get("type") == "gemini")
+    return RecordedCall(turns, answered=bool(after) and after[-1].get("type") == "gemini")
+
+
+def rewind_call(home: Path, session_id: str, since: float) -> bool:
+    """Drop from the recording an unanswered prompt sent at or after `since` and all that followed it, as the CLI
+    does itself when a turn is cancelled (warm: session/cancel); False when there is none. For a CLI stopped before
+    its turn ended, so that continuing the conversation does not send that prompt again (`--resume` would merge it
+    into the next one). Appends the CLI's own `$rewindTo` record; no CLI may be writing the file."""
+    path = latest_chats_file(home, session_id)
+    if path is None:
+        return False
+    try:
+        lines, _whole = _tail(path, FIRST_TAIL_BYTES)
+        messages = replay(lines)
+        prompts = [i for i, message in enumerate(messages) if _is_prompt(message)]
+        # A resumed CLI restamps the history it loads: an answered prompt may carry a time after `since` too.
+        if not prompts or _recorded_at(messages[prompts[-1]]) < since or messages[-1].get("type") == "gemini":
+            return False
+        prompt_id = messages[prompts[-1]].get("id")
+        if not isinstance(prompt_id, str):
+            return False
+        with path.open("ab") as handle:
+            ends_line = handle.seek(0, 2) == 0 or _last_byte(path) == b"\n"
+            handle.write((b"" if ends_line else b"\n") + json.dumps({"$rewindTo": prompt_id}).encode() + b"\n")
+    except OSError:
+        return False
+    return True
+
+
+def _unwritten_since(path: Path, since: float) -> bool:
+    try:
+        return path.stat().st_mtime < since - 1.0  # file times can lag the clock by a tick
+    except OSError:
+        return True
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(-1, 2)
+        return handle.read(1)
 
 
 def last_call_turns(lines: list[str]) -> list[dict[str, Any]] | None:
-    """The model messages after the last prompt, replaying the recording as the CLI reads it (a message record
-    replaces one with its id in place, `$set.messages` rewrites the history, `$rewindTo` cuts it); None when no
-    prompt is in `lines`."""
+    """The model messages after the last prompt; None when no prompt is in `lines`."""
+    ordered = replay(lines)
+    prompts = [i for i, message in enumerate(ordered) if _is_prompt(message)]
+    if not prompts:
+        return None
+    return [m for m in ordered[prompts[-1] + 1 :] if m.get("type") == "gemini"]
+
+
+def replay(lines: list[str]) -> list[dict[str, Any]]:
+    """The messages, replaying the recording as the CLI reads it (a message record replaces one with its id in
+    place, `$set.messages` rewrites the history, `$rewindTo` cuts it)."""
     messages: dict[str, dict[str, Any]] = {}
     for line in lines:
         record = json_record(line)
@@ -68,11 +142,7 @@ def last_call_turns(lines: list[str]) -> list[dict[str, Any]] | None:
             messages = {m["id"]: m for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)}  # pyright: ignore[reportUnknownMemberType]
         elif isinstance(message_id, str):
             messages[message_id] = record
-    ordered = list(messages.values())
-    prompts = [i for i, message in enumerate(ordered) if _is_prompt(message)]
-    if not prompts:
-        return None
-    return [m for m in ordered[prompts[-1] + 1 :] if m.get("type") == "gemini"]
+    return list(messages.values())
 
 
 def sum_usage(turns: list[dict[str, Any]]) -> Usage | None:
@@ -86,6 +156,15 @@ def sum_usage(turns: list[dict[str, Any]]) -> Usage | None:
         cached_tokens=sum(as_int(t.get("cached")) for t in counted),
         total_tokens=sum(as_int(t.get("total")) for t in counted),
     )
+
+
+def _recorded_at(message: dict[str, Any]) -> float:
+    """A message's `timestamp` (the CLI's ISO time, in milliseconds) as Unix time; 0 when it has none."""
+    stamp = message.get("timestamp")
+    try:
+        return datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str) else 0.0
+    except ValueError:
+        return 0.0
 
 
 def _is_prompt(message: dict[str, Any]) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gemini_relay.backends.asking import Option
-from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide, question_for
+from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, decide, in_session_folder, question_for
 from gemini_relay.core.spec import RunSpec
 
 OPTIONS = [
@@ -76,3 +77,13 @@ def test_an_edit_request_names_each_file_with_a_diff_summary() -> None:
         "toolCall": {"toolCallId": "t", "kind": "edit", "title": "Writing", "content": content},
     }
     assert question_for(params).action == "/p/new.txt: new file, 2 line(s)\n/p/old.txt: +2 -1 line(s)"
+
+
+def test_a_shell_calls_details_name_the_sessions_folder_not_the_warm_processs(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "proj"
+    detail = f"[current working directory {home}] (list the files)"
+    params = {
+        "toolCall": {"title": "ls", "kind": "execute", "content": [{"type": "content", "content": {"text": detail}}]}
+    }
+    question = question_for(in_session_folder(params, home, project))
+    assert f"[current working directory {project}]" in question.action and str(home) not in question.action

@@ -11,25 +11,37 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from collections.abc import AsyncGenerator
+import math
+import time
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from gemini_relay.backends.advice import EMPTY_ADVICE
+from gemini_relay.backends.advice import CUT_ADVICE, EMPTY_ADVICE
 from gemini_relay.backends.asking import Answer, AskOutcome, current_asker
 from gemini_relay.backends.checks import check_spec
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure
-from gemini_relay.backends.gemini_cli.acp.permissions import Verdict, acp_mode, decide, describe_call, question_for
+from gemini_relay.backends.gemini_cli.acp.permissions import (
+    Verdict,
+    acp_mode,
+    decide,
+    describe_call,
+    in_session_folder,
+    question_for,
+)
 from gemini_relay.backends.gemini_cli.acp.pool import WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configure
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
 from gemini_relay.backends.gemini_cli.args import SESSION_ID, resolve_model, with_schema_instruction
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
+from gemini_relay.backends.gemini_cli.cli_config import read_cli_view
+from gemini_relay.backends.gemini_cli.errors import MAX_SESSION_TURNS, loop_failure, no_answer_after_tools
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
-from gemini_relay.backends.gemini_cli.usage import with_call_usage
+from gemini_relay.backends.gemini_cli.usage import recorded_call, sum_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
 from gemini_relay.backends.models import served_notice
 from gemini_relay.config import Settings
@@ -38,6 +50,10 @@ from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 
 CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
+CUT_SHORT = (
+    "Gemini returned no usable answer: the answer stopped before the model finished it (over ACP the Gemini CLI "
+    "does not say why: a stream that ended without a finish reason, or a malformed tool call)"
+)
 
 __all__ = ["AcpBackend", "takes_literally"]
 
@@ -117,6 +133,12 @@ class AcpBackend:
                 async with contextlib.aclosing(turn):
                     async for event in turn:
                         yield event
+        except TurnsStopped as exc:
+            # Over ACP the CLI ends a loop it detected and a session past model.maxSessionTurns alike: the settings
+            # tell which (loop detection is the only one when no limit is set).
+            if _session_turns_limit(launch.env, spec.cwd) is not None:
+                raise RunFailed(MAX_SESSION_TURNS, partial_text=exc.partial_text) from None
+            raise loop_failure(exc.partial_text) from None
         except RunFailed as exc:
             with_auth_fix(exc, launch.env, spec.cwd, warm=True)  # the generic auth advice becomes the precise fix
             raise
@@ -168,6 +190,16 @@ async def _configure(lease: Lease, mode: str, model: str | None) -> None:
         raise RunFailed("gemini --acp did not apply the session settings in time", retryable=True) from None
 
 
+class TurnsStopped(RunFailed):
+    """The CLI stopped the turn (stopReason max_turn_requests): loop detection, or model.maxSessionTurns."""
+
+
+def _session_turns_limit(env: Mapping[str, str], cwd: Path) -> int | None:
+    model = read_cli_view(env, cwd).settings.get("model")
+    limit = model.get("maxSessionTurns") if isinstance(model, dict) else None  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
+
+
 def image_blocks(images: tuple[MediaRef, ...]) -> list[dict[str, str]]:
     """ACP image content blocks (the CLI declares promptCapabilities.image): base64 data and its MIME type."""
     return [
@@ -190,6 +222,8 @@ async def _prompt(
     settled = False
     async with connection.listen(session_id) as inbox:
         try:
+            # The CLI's recording stamps the prompt in whole milliseconds, at or after this.
+            sent_at = math.floor(time.time() * 1000) / 1000
             try:
                 await connection.send_prompt(session_id, blocks)
             except AcpConnectionLost as exc:
@@ -207,7 +241,8 @@ async def _prompt(
                         yield event
                     _track_mode(lease, translator)
                 elif item.kind == "permission":
-                    for event in await _answer(connection, item, mode, translator, deadline):
+                    params = in_session_folder(item.payload, lease.process_cwd, lease.session.cwd)
+                    for event in await _answer(connection, item.request_id, params, mode, translator, deadline):
                         yield event
                 elif item.kind == "closed":
                     settled = True
@@ -220,8 +255,10 @@ async def _prompt(
                     fell_back = served_notice("gemini", model, finished.models)
                     if fell_back:
                         yield RunNotice(fell_back)
-                    # The recording's count of the turn, as cold reports it: ACP's own has no thoughts or totals.
-                    yield await with_call_usage(finished, lease.home, session_id)
+                    finished = await _recorded(finished, lease, sent_at, translator)
+                    if finished.status == "SUCCESS" and not translator.text.strip():  # tools ran, see _finish
+                        yield RunNotice(no_answer_after_tools(translator.tool_names))
+                    yield finished
                     return
         finally:
             if not settled:
@@ -235,25 +272,57 @@ def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
     stop = item.payload.get("stopReason")
     if stop == "cancelled":
         raise RunFailed("gemini --acp cancelled the turn", partial_text=translator.text, retryable=True)
-    if stop == "end_turn" and not translator.text.strip():
+    if stop == "max_turn_requests":
+        raise TurnsStopped("gemini --acp stopped the turn", partial_text=translator.text)
+    if stop == "end_turn" and not translator.text.strip() and not translator.tool_names:
         # Failed as cold fails it, but unnamed: over ACP the CLI ends an empty answer, a SAFETY/RECITATION block
-        # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which).
-        raise RunFailed(
-            "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
-            "does not say which: an empty answer, a safety or recitation block, or no finish reason)",
-            recovery=EMPTY_ADVICE,
-        )
+        # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which). After tools,
+        # the recording tells an empty answer the CLI took (a notice) from a failed one (_recorded).
+        raise _empty()
     return translator.finished(item.payload)
 
 
+def _empty() -> RunFailed:
+    return RunFailed(
+        "Gemini returned no usable answer: the model sent an empty or blocked response (over ACP the Gemini CLI "
+        "does not say which: an empty answer, a safety or recitation block, or no finish reason)",
+        recovery=EMPTY_ADVICE,
+    )
+
+
+async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator: UpdateTranslator) -> Finished:
+    """`finished` checked against the CLI's recording of the turn, with the recording's usage of it (as cold reports
+    it: ACP's own count has no thoughts or totals).
+
+    Raises:
+        RunFailed: an end_turn whose answer the CLI did not record: its stream failed the CLI's checks (cold's
+            stream-json names which; over ACP the CLI ends the turn as if it were complete).
+    """
+    session_id = lease.session.session_id
+    call = await anyio.to_thread.run_sync(recorded_call, lease.home, session_id, sent_at)
+    if call is None:
+        return finished
+    if finished.status == "SUCCESS" and not call.answered:
+        if not translator.text.strip():
+            raise _empty()
+        raise RunFailed(CUT_SHORT, partial_text=translator.text, retryable=True, recovery=CUT_ADVICE)
+    usage = sum_usage(list(call.turns))
+    return replace(finished, usage=usage) if usage is not None else finished
+
+
 async def _answer(
-    connection: AcpConnection, item: Inbound, mode: str, translator: UpdateTranslator, deadline: float
+    connection: AcpConnection,
+    request_id: int | str | None,
+    params: dict[str, Any],
+    mode: str,
+    translator: UpdateTranslator,
+    deadline: float,
 ) -> list[AgentEvent]:
-    verdict, notice = await _decide(mode, item.payload, deadline)
-    tool_call = item.payload.get("toolCall")
+    verdict, notice = await _decide(mode, params, deadline)
+    tool_call = params.get("toolCall")
     call: dict[str, object] = tool_call if isinstance(tool_call, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     with contextlib.suppress(AcpConnectionLost):  # a dead child shows up as `closed` next
-        await connection.respond(item.request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
+        await connection.respond(request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
     notices = [RunNotice(notice)] if notice else []
     if verdict.allow:
         return [*translator.tool_call(call), *notices]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.asking import Option, Question
@@ -66,6 +67,29 @@ def _option(options: list[Any], kind: str, fallback: str) -> str:
         if isinstance(option, dict) and option.get("kind") == kind and isinstance(option.get("optionId"), str):  # pyright: ignore[reportUnknownMemberType]
             return str(option["optionId"])  # pyright: ignore[reportUnknownArgumentType]
     return fallback
+
+
+_CWD_DETAIL = "[current working directory {}]"
+
+
+def in_session_folder(params: dict[str, Any], process_cwd: Path, session_cwd: Path) -> dict[str, Any]:
+    """`params` with the folder a shell call's details name set to the session's. The CLI 0.61.0 writes its own
+    process's folder there (ShellToolInvocation.getContextualDetails: `process.cwd()`), while the command runs in
+    the session's (getTargetDir()): a warm process serves every project from one folder, the CLI home."""
+    wrong = {_CWD_DETAIL.format(p) for p in (process_cwd, process_cwd.resolve())} - {_CWD_DETAIL.format(session_cwd)}
+    return _replaced(params, wrong, _CWD_DETAIL.format(session_cwd))  # type: ignore[no-any-return]
+
+
+def _replaced(value: Any, wrong: set[str], right: str) -> Any:
+    if isinstance(value, str):
+        for text in wrong:
+            value = value.replace(text, right)
+        return value
+    if isinstance(value, dict):
+        return {k: _replaced(v, wrong, right) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list):
+        return [_replaced(v, wrong, right) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
 
 
 def describe_call(params: dict[str, Any]) -> str:

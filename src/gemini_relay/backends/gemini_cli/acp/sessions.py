@@ -139,6 +139,11 @@ class Lease:
     _warm: WarmProcess
 
     @property
+    def process_cwd(self) -> Path:
+        """The folder the process runs in (not the session's: one process serves every project)."""
+        return self._warm.launch.cwd
+
+    @property
     def home(self) -> Path:
         """The CLI home the process records its sessions in."""
         return gemini_home(self._warm.launch.env)

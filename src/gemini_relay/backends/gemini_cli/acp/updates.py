@@ -36,6 +36,11 @@ class UpdateTranslator:
     def text(self) -> str:
         return "".join(self.chunks)
 
+    @property
+    def tool_names(self) -> list[str]:
+        """The tools the turn called, in order."""
+        return list(self._tools.values())
+
     def update(self, params: dict[str, Any]) -> list[AgentEvent]:
         update = as_dict(params.get("update"))
         match update.get("sessionUpdate"):
