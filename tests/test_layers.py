@@ -9,6 +9,7 @@ Read from the source with `ast`, so it costs no import.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,18 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 MODULES = sorted(SRC.rglob("*.py"))
+_TESTS_MODULE = re.compile(r"tests(\.\w+)*")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_nothing_in_the_package_imports_or_names_the_test_suite(path: Path) -> None:
+    """The wheel holds src only: a module that imported tests/ (the conformance fixtures, say) would break there.
+    The fixtures come in by GEMINI_RELAY_FIXTURES, set by the tests (server/fixture_hook.py), never by a default."""
+    for lineno, module in _imports(path):
+        assert module.split(".")[0] != "tests", f"{path.relative_to(SRC)}:{lineno} imports {module}"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            assert not _TESTS_MODULE.fullmatch(node.value), f"{path.relative_to(SRC)}:{node.lineno} names {node.value}"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
@@ -127,7 +140,7 @@ def test_inside_the_server_the_tasks_machinery_does_not_import_the_surface_above
 # its API image with media's generation machinery; media lists jobs' gemini-status and gemini-wait); only the
 # registry reads the toolsets' lists, and only the server reads the registry.
 TOOLS = SRC / "tools"
-TOOLSETS = ("core", "jobs", "review", "media", "conformance")  # conformance: the test fixtures (GEMINI_MCP_TEST_TOOLS)
+TOOLSETS = ("core", "jobs", "review", "media")
 TOOLS_MODULES = sorted(TOOLS.rglob("*.py"))
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conformance.fixtures import SERVE
 from tests.harness import Relay
 from tests.task_client import LEGACY, task_client
 
 pytestmark = pytest.mark.anyio
-FIXTURES = {"GEMINI_MCP_TEST_TOOLS": "conformance"}
+FIXTURES = SERVE
 
 
 async def test_over_stdio_the_fixture_surface_is_the_servers_own_not_the_shipped_front_answer(relay: Relay) -> None:

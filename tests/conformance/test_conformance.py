@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.conformance.fixtures import SERVE
 from tests.real_clients import CONFORMANCE, NODE22, installed_version, require
 from tests.transports.http_server import HttpServer, bare_env, serve_http
 
@@ -47,7 +48,7 @@ class Run:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     base = tmp_path_factory.mktemp("conformance")
-    env = {**bare_env(base), "GEMINI_MCP_TEST_TOOLS": "conformance"}
+    env = {**bare_env(base), **SERVE}
     # the runner sends no Authorization header: the door has its own tests (tests/transports/test_http_door.py)
     with serve_http(env, base, base / "server-stderr.log", "--no-auth") as running:
         yield running

@@ -1,21 +1,24 @@
-"""The conformance fixtures' prompts, resources and completions (server/catalog.py), and the rule that they exist
+"""The conformance fixtures' prompts, resources and completions (tests/conformance/fixtures/, which
+server/fixture_hook.py imports when GEMINI_RELAY_FIXTURES names them), and the rule that they exist
 only with GEMINI_MCP_TEST_TOOLS=conformance: without it tools/list, prompts/list and the capabilities are exactly
 what they were (the committed surface snapshot, tests/inmemory/test_surface.py, pins the bytes)."""
 
 from __future__ import annotations
 
 import json
+import logging
 
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from gemini_relay.tools.conformance.catalog import PROMPTS
-from gemini_relay.tools.conformance.tools import FIXTURES
+from tests.conformance.fixtures import SERVE
+from tests.conformance.fixtures.catalog import PROMPTS
+from tests.conformance.fixtures.tools import FIXTURES
 from tests.inmemory.conftest import InMemory
 
 pytestmark = pytest.mark.anyio
-ON = {"GEMINI_MCP_TEST_TOOLS": "conformance"}
+ON = SERVE
 FIXTURE_NAMES = {fixture.name for fixture in FIXTURES} | {prompt.name for prompt in PROMPTS}
 
 
@@ -78,3 +81,21 @@ async def test_a_completion_offers_the_values_that_start_with_what_was_typed(rel
         ref = types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
         done = await client.complete(ref, {"name": "arg1", "value": "ar"})
     assert done.completion.values == ["arg1", "arg2"] and done.completion.has_more is False
+
+
+@pytest.mark.parametrize("module", ["", "gemini_relay_no_such_fixtures"])
+async def test_without_the_fixtures_module_the_server_says_so_and_serves_the_test_tool(
+    relay: InMemory, module: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An installed wheel has no tests/: GEMINI_MCP_TEST_TOOLS=conformance there is said at start, not a crash."""
+    async with relay.client(GEMINI_MCP_TEST_TOOLS="1") as plain:
+        expected = [tool.name for tool in (await plain.list_tools()).tools]
+    with caplog.at_level(logging.WARNING, logger="gemini_relay"):
+        async with relay.client(GEMINI_MCP_TEST_TOOLS="conformance", GEMINI_RELAY_FIXTURES=module) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+            resources = await client.list_resources()
+    assert names == expected and "gemini-timeout-test" in names
+    assert not FIXTURE_NAMES & (set(names) | prompts) and resources.resources == []
+    assert "GEMINI_MCP_TEST_TOOLS=conformance: the conformance fixtures are not available" in caplog.text
+    assert "GEMINI_RELAY_FIXTURES" in caplog.text

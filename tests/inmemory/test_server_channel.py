@@ -12,10 +12,11 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
+from tests.conformance.fixtures import SERVE
 from tests.inmemory.conftest import InMemory, text_of
 
 pytestmark = pytest.mark.anyio
-FIXTURES = {"GEMINI_MCP_TEST_TOOLS": "conformance"}
+FIXTURES = SERVE
 MODERN = "2026-07-28"
 
 

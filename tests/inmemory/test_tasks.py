@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.conformance.fixtures import SERVE
 from tests.inmemory.conftest import InMemory
 from tests.inmemory.scripted import Script
 from tests.inmemory.task_wire import memory_task_client
@@ -24,7 +25,7 @@ from tests.task_client import LEGACY, MODERN, TaskClient
 pytestmark = pytest.mark.anyio
 
 JOBS = {"GEMINI_RELAY_TOOLSETS": "jobs"}
-FIXTURES = {"GEMINI_MCP_TEST_TOOLS": "conformance"}
+FIXTURES = SERVE
 ASKS: dict[str, Any] = {"elicitation": {}}  # the client can show a form
 THREAD = re.compile(r"🧵 conversationId: [0-9a-f-]+")
 BOUND = 30.0

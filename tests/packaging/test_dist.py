@@ -23,6 +23,8 @@ from uv import find_uv_bin
 
 from gemini_relay import __version__
 from gemini_relay.tools.registry import registry
+from tests.conformance.fixtures.catalog import PROMPTS, RESOURCES, TEMPLATES
+from tests.conformance.fixtures.tools import FIXTURES
 from tests.harness import REPO
 from tests.packaging.artifacts import Dist, offline_env, package_files, run, run_offline
 
@@ -62,6 +64,21 @@ def test_the_wheel_holds_every_file_of_the_package_and_nothing_else(dist: Dist) 
     ):
         assert data in names
     assert names == expected, {"missing": sorted(expected - names), "extra": sorted(names - expected)}
+
+
+def test_the_wheel_holds_no_conformance_fixture_by_name_or_by_content(dist: Dist) -> None:
+    """The conformance runner's fixtures are test code (tests/conformance/fixtures/): the wheel ships only the
+    hook that imports them when GEMINI_RELAY_FIXTURES names them (server/fixture_hook.py)."""
+    markers = {f'"{fixture.name}"' for fixture in FIXTURES} | {f'"{prompt.name}"' for prompt in PROMPTS}
+    markers |= {str(resource.uri) for resource in RESOURCES} | {template.uri_template for template in TEMPLATES}
+    with zipfile.ZipFile(dist.wheel) as wheel:
+        names = [n for n in wheel.namelist() if not n.endswith("/")]
+        texts = {n: wheel.read(n).decode("utf-8", "replace") for n in names if n.endswith((".py", ".json", ".md"))}
+    moved = {"server/fixtures.py", "server/catalog.py", "tools/conformance/", "conformance/fixtures/"}
+    assert not [n for n in names if any(part in n for part in moved)], names
+    found = {name: sorted(m for m in markers if m in text) for name, text in texts.items()}
+    assert not {name: hits for name, hits in found.items() if hits}
+    assert "gemini_relay/server/fixture_hook.py" in names
 
 
 def test_the_sdist_holds_the_source_license_and_changelog_and_no_partial_test_suite(dist: Dist) -> None:

@@ -14,6 +14,7 @@ import anyio
 import httpx2
 import pytest
 
+from tests.conformance.fixtures import SERVE
 from tests.transports.http_server import ACCEPT, HttpServer, bare_env, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +25,7 @@ VERSION = "2025-11-25"
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[HttpServer]:
-    env = {**bare_env(tmp_path), "GEMINI_MCP_TEST_TOOLS": "conformance"}
+    env = {**bare_env(tmp_path), **SERVE}
     with serve_http(env, tmp_path, tmp_path / "server-stderr.log", "--no-auth") as running:
         yield running
 

@@ -27,9 +27,8 @@ from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunF
 from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices
 from gemini_relay.log import describe_call, logger
 from gemini_relay.server.asking import asking_caller
-from gemini_relay.server.catalog import FixtureCatalog
 from gemini_relay.server.channel import CallChannel
-from gemini_relay.server.fixtures import FixtureTools
+from gemini_relay.server.fixture_hook import load_fixtures
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.server.tasks.service import TaskService
 from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
@@ -59,11 +58,10 @@ class RelayServer:
         tasks = self.tasks.store is not None
         self._listed = [tool_entry(tool, self.upstream, tasks=tasks, max_timeout=limit) for tool in self.tools]
         # The conformance runner's fixtures (GEMINI_MCP_TEST_TOOLS=conformance), listed after the relay's own tools.
-        on = deps.settings.conformance
-        self.fixtures = FixtureTools(self.tasks, self._task_wire) if on else None
-        self.catalog = FixtureCatalog() if on else None
+        # They are test code, not shipped: server/fixture_hook.py imports them from GEMINI_RELAY_FIXTURES.
+        self.fixtures = load_fixtures(deps.settings, self.tasks, self._task_wire)
         if self.fixtures is not None:
-            self._listed += self.fixtures.entries()
+            self._listed += self.fixtures.tools()
 
     def build(self) -> Server[Any]:
         with warnings.catch_warnings():
@@ -82,8 +80,8 @@ class RelayServer:
             )
         # tools/call is registered directly: with the Tasks extension its answer may be a task, not a CallToolResult.
         server.add_request_handler("tools/call", types.CallToolRequestParams, self.call_tool)
-        if self.catalog is not None:
-            self.catalog.register(server)
+        if self.fixtures is not None:
+            self.fixtures.register(server)
             server.subscribable = True
             # input_required rounds carry a requestState: sealed on the way out, verified on the way back
             server.middleware.append(
@@ -105,9 +103,8 @@ class RelayServer:
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> HandlerResult:
         tool = self._by_name.get(params.name)
-        fixture = self.fixtures.get(params.name) if self.fixtures is not None and tool is None else None
-        if fixture is not None and self.fixtures is not None:
-            return await self.fixtures.call(fixture, ctx, dict(params.arguments or {}))
+        if tool is None and self.fixtures is not None and self.fixtures.has_tool(params.name):
+            return await self.fixtures.call(params.name, ctx, dict(params.arguments or {}))
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments: dict[str, Any] = dict(params.arguments or {})
@@ -211,14 +208,14 @@ class RelayServer:
     async def list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        extra = self.catalog.prompts() if self.catalog is not None else []
+        extra = self.fixtures.prompts() if self.fixtures is not None else []
         return types.ListPromptsResult(prompts=prompts_for(self.tools, self.upstream) + extra)
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        if self.catalog is not None and self.catalog.has_prompt(params.name):
-            return await self.catalog.get_prompt(ctx, params)
+        if self.fixtures is not None and self.fixtures.has_prompt(params.name):
+            return await self.fixtures.get_prompt(ctx, params)
         tool = self._by_name.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
