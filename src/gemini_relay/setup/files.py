@@ -59,10 +59,11 @@ def read_bytes(path: Path) -> bytes | None:
         return None
     except OSError as exc:
         raise NotAFile(f"it cannot be opened ({exc.strerror})") from None
+    kind = stat.S_IFMT(os.fstat(fd).st_mode)
+    if kind != stat.S_IFREG:
+        os.close(fd)
+        raise NotAFile(f"it is {_KINDS.get(kind, 'not a regular file')}, not a file")
     with os.fdopen(fd, "rb") as opened:
-        kind = stat.S_IFMT(os.fstat(fd).st_mode)
-        if kind != stat.S_IFREG:
-            raise NotAFile(f"it is {_KINDS.get(kind, 'not a regular file')}, not a file")
         return opened.read()
 
 
