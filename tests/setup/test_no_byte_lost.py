@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +38,16 @@ def setup_process(*args: str, **env: str) -> subprocess.Popen[str]:
         env={**os.environ, **env},
         start_new_session=True,
     )
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """Its stdout and stderr once it exits; killed (its group) and failed when it does not within WAIT."""
+    try:
+        return process.communicate(timeout=WAIT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"{process.args!r} did not finish within {WAIT:g}s")
 
 
 def test_a_link_to_a_dotfile_not_made_yet_stays_a_link_and_remove_deletes_only_its_target(
@@ -134,7 +145,7 @@ def test_two_setups_at_once_both_stay_recorded_and_remove_undoes_both(home: Setu
             assert ready.select(WAIT), "the second setup neither waited nor finished"
         held.sendall(b"g")
         held.close()
-        outs = [process.communicate(timeout=WAIT) for process in (first, second)]
+        outs = [finish(process) for process in (first, second)]
     assert (first.returncode, second.returncode) == (0, 0), outs
     assert "waiting for it to finish" in outs[1][1]
     record = home.record()
@@ -161,7 +172,7 @@ def test_a_config_setup_cannot_read_is_refused_with_a_line_and_the_next_client_i
         path.write_text('{"name": "\\ud800"}\n', encoding="utf-8")
         why = "a string in it holds a lone surrogate (\\ud800)"
     run = setup_process("--client", "cursor", "--client", "vscode", "--yes")
-    out, err = run.communicate(timeout=WAIT)  # a FIFO is never waited on
+    out, err = finish(run)  # a FIFO is never waited on
     assert run.returncode == 1, out + err
     assert f"cannot read ~/{CURSOR}: {why}" in out, out
     assert "Traceback" not in err, err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
@@ -98,10 +99,9 @@ def _approve_all(args: argparse.Namespace) -> bool:
             f"Codex: may the relay's tools that start Gemini runs ({run_tools}) run without a prompt? `codex exec` "
             "cannot ask, so without this it refuses them. [y/N] "
         )
-        try:
-            args.setup_approve = Approve.ALL if input(question).strip().lower() in ("y", "yes") else Approve.READ_ONLY
-        except EOFError:
-            args.setup_approve = Approve.READ_ONLY
+        print(question, end="", flush=True)  # on stdout: input() would put it on stderr when readline is loaded
+        answer = sys.stdin.readline().strip().lower()  # "" at end of input: read-only
+        args.setup_approve = Approve.ALL if answer in ("y", "yes") else Approve.READ_ONLY
     return bool(args.setup_approve == Approve.ALL)
 
 
@@ -111,9 +111,10 @@ def _codex_note(job: Run, every: bool) -> None:
         job.say("  Codex runs every gemini-relay tool without a prompt, `codex exec` included")
         job.say('  (default_tools_approval_mode = "approve"; --approve read-only takes it back).')
         return
-    job.say(f"  Codex asks before {', '.join(_run_tools())} (your approval_policy);")
-    job.say('  `codex exec` cannot ask and refuses them ("MCP tool call requires approval"). For `codex exec`:')
-    job.say("  gemini-relay setup --client codex --approve all --yes")
+    asks = f"Codex asks before {', '.join(_run_tools())} (your approval_policy); `codex exec` cannot ask and refuses"
+    asks += ' them ("MCP tool call requires approval"). For `codex exec`:'
+    job.lines += textwrap.wrap(asks, 116, initial_indent="  ", subsequent_indent="  ")
+    job.say("    gemini-relay setup --client codex --approve all --yes")
 
 
 @cache
