@@ -1,7 +1,7 @@
 """The real Codex CLI (0.169.0), its model a fake Responses API on loopback (tests/real_codex.py): on the relay's very
 first start Codex's first model request lists the relay's tools; `gemini-relay setup --yes` writes an entry Codex
-reads, whose read-only tools run without a prompt while the others follow the user's policy; and a test reads
-exactly what Codex's model received from a tool."""
+reads, whose read-only tools run without a prompt while the others follow the user's policy (with `--approve all`
+`codex exec` runs gemini-ask too); and a test reads exactly what Codex's model received from a tool."""
 
 from __future__ import annotations
 
