@@ -202,3 +202,21 @@ def test_a_config_root_writes_for_its_owner_keeps_that_owner_and_mode(home: Setu
     assert added.code == 0, added.out
     assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (12345, 23456, 0o640)
     assert "gemini-relay" in home.json(CURSOR)["mcpServers"]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"limit": NaN}\n', "it holds NaN, which is not JSON"),
+        ('{"a": 1, "a": 2}\n', 'it holds the key "a" twice in one object'),
+    ],
+    ids=["nan", "duplicate-key"],
+)
+def test_json_that_cannot_come_back_as_it_was_is_refused_and_left_as_it_is(
+    home: SetupHome, text: str, why: str
+) -> None:
+    path = home.file(CURSOR, text)
+    refused = home.setup("--client", "cursor", "--yes")
+    assert refused.code == 1
+    assert f"cannot read ~/{CURSOR}: {why}" in refused.out, refused.out
+    assert path.read_text(encoding="utf-8") == text
