@@ -1,7 +1,7 @@
 """The real Codex CLI (0.169.0), its model a fake Responses API on loopback (tests/real_codex.py): on the relay's very
 first start Codex's first model request lists the relay's tools; `gemini-relay setup --yes` writes an entry Codex
-reads, whose read-only tools run without a prompt while the others follow the user's policy; and a test reads
-exactly what Codex's model received from a tool."""
+reads, whose read-only tools run without a prompt while the others follow the user's policy (with `--approve all`
+`codex exec` runs gemini-ask too); and a test reads exactly what Codex's model received from a tool."""
 
 from __future__ import annotations
 
@@ -142,3 +142,34 @@ def test_a_json_schema_ask_reaches_codexs_model_with_its_conversation_id_and_not
 
 def test_codex_binary_is_the_pinned_version() -> None:
     assert installed_version("@openai/codex") == "0.169.0"
+
+
+@pytest.mark.parametrize("approve", ["all", "read-only"])
+def test_after_setup_approve_all_codex_exec_runs_gemini_ask_and_with_read_only_it_is_refused(
+    relay: Relay, codex: Codex, approve: str
+) -> None:
+    """Codex's approval_policy here is "never", as for any `codex exec` that cannot ask. The relay under Codex has
+    no backend (Codex passes it no GEMINI_CLI_PATH): a gemini-ask that ran answers with the relay's own notice."""
+    turns: list[Call | str] = [Call("gemini_ask", {"prompt": "hi"}, namespace=NAMESPACE)]
+    with FakeResponsesApi(turns) as api:
+        codex.config.write_text(provider_config(api), encoding="utf-8")
+        setup = subprocess.run(
+            [sys.executable, "-m", "gemini_relay", "setup", "--client", "codex", "--approve", approve, "--yes"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=relay.project,
+            env=codex.env,
+            check=False,
+        )
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        run = codex.exec(api, "ask gemini", relay.project)
+    assert run.completed.returncode == 0, run.why()
+    received = run.received("call_1")
+    if approve == "all":
+        assert "requires approval" not in received, received
+        assert "Using the gemini backend" in received, received  # the relay ran the call
+        assert "`codex exec` included" in setup.stdout
+    else:
+        assert "MCP tool call requires approval" in received, received
+        assert "gemini-relay setup --client codex --approve all --yes" in setup.stdout

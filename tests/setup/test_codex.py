@@ -4,6 +4,13 @@ user's file is kept byte for byte around it, and --remove takes exactly that tex
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -138,3 +145,72 @@ def test_a_file_that_is_not_toml_is_left_alone(home: SetupHome) -> None:
     assert refused.code == 1
     assert "cannot read ~/.codex/config.toml: it is not valid TOML" in refused.out
     assert home.file(CONFIG).read_text(encoding="utf-8") == "model = \n"
+
+
+def test_approve_all_lets_every_tool_run_without_a_prompt_and_says_so(home: SetupHome) -> None:
+    home.file(CONFIG, USERS)
+    done = home.setup("--client", "codex", "--approve", "all", "--yes")
+    entry = servers(home)["gemini-relay"]
+    assert done.code == 0, done.out
+    assert entry["default_tools_approval_mode"] == "approve" and "tools" not in entry
+    assert "Codex runs every gemini-relay tool without a prompt, `codex exec` included" in done.out
+
+
+def test_without_approve_all_the_output_tells_a_codex_exec_user_what_it_refuses(home: SetupHome) -> None:
+    home.file(CONFIG, USERS)
+    done = home.setup("--client", "codex", "--yes")  # no terminal to ask on: read-only
+    assert done.code == 0, done.out
+    assert "default_tools_approval_mode" not in servers(home)["gemini-relay"]
+    said = " ".join(done.out.split())  # the note is wrapped
+    assert "Codex asks before gemini-ask," in said and "`codex exec` cannot ask and refuses them" in said
+    assert "gemini-relay setup --client codex --approve all --yes" in done.out
+
+
+def test_changing_the_approval_updates_setups_own_table_and_remove_still_restores_the_file(home: SetupHome) -> None:
+    home.file(CONFIG, USERS)
+    before = home.snapshot()
+    home.setup("--client", "codex", "--yes")
+    updated = home.setup("--client", "codex", "--approve", "all", "--yes")  # no --force: setup's own entry
+    assert updated.code == 0, updated.out
+    assert "gemini-relay: updated in ~/.codex/config.toml" in updated.out
+    assert servers(home)["gemini-relay"]["default_tools_approval_mode"] == "approve"
+    assert home.file(CONFIG).read_text(encoding="utf-8").count("[mcp_servers.gemini-relay]") == 1
+    back = home.setup("--client", "codex", "--approve", "read-only", "--yes")
+    assert "gemini-relay: updated" in back.out and "default_tools_approval_mode" not in servers(home)["gemini-relay"]
+    removed = home.setup("--client", "codex", "--remove", "--yes")
+    assert removed.code == 0, removed.out
+    assert home.snapshot() == before
+
+
+def test_from_a_terminal_setup_asks_whether_codex_may_run_every_tool_and_writes_the_answer(home: SetupHome) -> None:
+    home.file(CONFIG, USERS)
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gemini_relay", "setup", "--client", "codex", "--yes"],
+        stdin=follower,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env={**os.environ},
+        start_new_session=True,
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        while b"[y/N]" not in seen:
+            ready, _, _ = select.select([leader], [], [], 60)
+            assert ready, f"no question within 60 s: {seen!r}"
+            seen += os.read(leader, 4096)
+        os.write(leader, b"y\n")
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        with contextlib.suppress(OSError):
+            while chunk := os.read(leader, 4096):  # the rest of the report (EIO once the process is gone)
+                seen += chunk
+        os.close(leader)
+        if process.stderr is not None:
+            process.stderr.close()
+    assert b"may the relay's tools that start Gemini runs (gemini-ask" in seen
+    assert servers(home)["gemini-relay"]["default_tools_approval_mode"] == "approve"

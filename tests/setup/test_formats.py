@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import tomllib
 
+from gemini_relay.setup.codex_format import CodexFormat, drop_table, header_keys
 from gemini_relay.setup.entries import plain_shape, stdio_entry
-from gemini_relay.setup.formats import CodexFormat, JsonFormat, drop_table, header_keys
+from gemini_relay.setup.formats import JsonFormat
 
 OTHERS = '[mcp_servers.gemini-relay-http]\nurl = "u"\n\n[mcp_servers.other]\ncommand = "x"\n'
 

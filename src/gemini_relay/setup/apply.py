@@ -1,10 +1,13 @@
 """Writing the relay's entries into one client's file, and taking them out again.
 
-An entry already there as setup would write it is left as it is ("already present"); a different entry under the
-same name is left alone and reported unless `--force`. Before the first write to an existing file a backup is made
-(files.py). `--remove` takes out what setup wrote (or an entry equal to what it would write) and leaves the rest;
-when nothing else touched the file since setup wrote it, the file is restored byte for byte instead (or deleted
-with the folders and side files setup made, when it did not exist before).
+An entry already there as setup would write it is left as it is ("already present"); one setup wrote with other
+options (Codex's approvals) is updated; a different entry under the same name is left alone and reported unless
+`--force`. Before the first write to an existing file a backup is made (files.py). `--remove` takes out what setup
+wrote (or an entry equal to what it would write) and leaves the rest; when nothing else touched the file since setup
+wrote it, the file is restored byte for byte instead (or deleted with the folders and side files setup made, when
+it did not exist before, and only while each holds exactly what was written). A file setup cannot open as a
+regular file, cannot read in its format, or whose owner could not write it, is left alone with a line saying why
+(and the entry to add by hand); the other clients go on.
 """
 
 from __future__ import annotations
@@ -20,15 +23,19 @@ from gemini_relay.setup.entries import Entry
 from gemini_relay.setup.files import (
     PRIVATE,
     FileRecord,
+    NotAFile,
     Records,
     digest,
+    file_digest,
     file_mode,
     make_backup,
     make_folders,
     new_file_mode,
     read_bytes,
+    real,
     replace_file,
     restore,
+    writable,
 )
 from gemini_relay.setup.formats import Format, FormatError
 
@@ -79,13 +86,25 @@ class _Read:
 
 
 def _read(run: Run, target: Target) -> _Read | None:
-    raw = read_bytes(target.path)
     try:
+        raw = read_bytes(target.path)
         text = None if raw is None else raw.decode("utf-8")
         return _Read(raw, text, target.fmt.parse(text))
-    except (UnicodeDecodeError, FormatError) as exc:
+    except UnicodeDecodeError as exc:
+        run.fail(f"  cannot read {run.home.short(target.path)}: it is not UTF-8 ({exc.reason}); left alone")
+    except (NotAFile, FormatError) as exc:
         run.fail(f"  cannot read {run.home.short(target.path)}: {exc}; left alone")
-        return None
+    return None
+
+
+def _may_write(run: Run, target: Target) -> bool:
+    """Whether the file's owner could write it (setup writes nothing its owner could not); says why not."""
+    try:
+        writable(target.path)
+    except NotAFile as exc:
+        run.fail(f"  cannot write {run.home.short(target.path)}: {exc}")
+        return False
+    return True
 
 
 def _summary(value: object) -> str:
@@ -99,24 +118,27 @@ def _summary(value: object) -> str:
 
 def write(run: Run, target: Target, entries: Sequence[Entry]) -> None:
     read = _read(run, target)
-    if read is None:
+    if read is None or (run.yes and not _may_write(run, target)):
         for entry in entries:
             run.say(f"  {entry.name}: add it by hand:")
             run.block(target.fmt.show(entry))
         return
     todo: list[Entry] = []
+    record = run.records.get(target.path)
     for entry in entries:
         have = target.fmt.get(read.data, entry.name)
+        written = record.entries.get(entry.name, {}).get("value") if record is not None else None
+        ours = have is not None and (have == written or have in target.fmt.known(entry))
         if entry.token is not None and entry.token.value is None:
             run.say(f"  {entry.name}: would add (the token is made on --yes) in {target.where(run.home)}:")
             run.block(target.fmt.show(entry))
         elif have == target.fmt.want(entry):
             run.say(f"  {entry.name}: already present")
-        elif have is not None and not run.force:
+        elif have is not None and not run.force and not ours:
             run.say(f"  {entry.name}: differs ({_summary(have)}); left alone (--force replaces it)")
         else:
-            verb = "replace" if have is not None else "add"
-            done = {"add": "added", "replace": "replaced"}[verb]
+            verb = "update" if ours else "replace" if have is not None else "add"
+            done = {"add": "added", "replace": "replaced", "update": "updated"}[verb]
             run.say(f"  {entry.name}: {done if run.yes else 'would ' + verb} in {target.where(run.home)}:")
             run.block(target.fmt.show(entry))
             todo.append(entry)
@@ -137,19 +159,20 @@ def _write(run: Run, target: Target, read: _Read, todo: Sequence[Entry]) -> None
     elif record.written != digest(read.raw):
         record.restorable = False  # changed by someone else since setup's last write: edit, never restore
     if read.raw is None:
-        record.created_folders += make_folders(target.path.parent)
+        record.created_folders += make_folders(real(target.path).parent)  # a link's target may be what is missing
     done: list[Entry] = []
     added: dict[str, str] = {}
     try:
         if target.cli is not None:
             _write_through_cli(target, target.cli, read, todo, record, done)
         else:
+            like = writable(target.path)
             mode = file_mode(target.path) or new_file_mode()
             if any(entry.http for entry in todo) and mode & 0o077:
                 run.say(f"  {run.home.short(target.path)} now holds the HTTP token: made it private to you (0600)")
                 mode = PRIVATE
             text, added = target.fmt.add(read.text, read.data, todo)
-            replace_file(target.path, text.encode("utf-8"), mode)
+            replace_file(target.path, text.encode("utf-8"), mode, like)
             done = list(todo)
     finally:
         if done:
@@ -178,6 +201,8 @@ def _write_through_cli(
     finally:
         if snapshot is not None:
             files, folders = snapshot.created()
+            for made in files:  # the CLI's own files: each goes on --remove only while it holds these bytes
+                record.side_digests.setdefault(made, file_digest(Path(made)))
             record.side_files += [f for f in files if f not in record.side_files]
             record.created_folders += [f for f in folders if f not in record.created_folders]
 
@@ -186,12 +211,15 @@ def remove(run: Run, target: Target, names: Sequence[str], expected: Mapping[str
     read = _read(run, target)
     if read is None:
         return
+    if run.yes and read.raw is not None and not _may_write(run, target):
+        return
     record = run.records.get(target.path)
     todo: list[str] = []
     for name in names:
         have = target.fmt.get(read.data, name)
         written = record.entries.get(name, {}).get("value") if record is not None else None
-        ours = have is not None and (have == written or (name in expected and have == target.fmt.want(expected[name])))
+        known = target.fmt.known(expected[name]) if name in expected else []
+        ours = have is not None and (have == written or have in known)
         if have is None:
             continue
         if ours or run.force:
@@ -216,6 +244,9 @@ def _remove(run: Run, target: Target, read: _Read, record: FileRecord | None, to
         run.records.drop(target.path)
         if record.existed:
             run.say(f"  {short}: restored byte for byte from its backup (nothing else had changed it)")
+        elif target.path.is_symlink():
+            made = run.home.short(real(target.path))
+            run.say(f"  {short}: {made} deleted (setup had made it; nothing else had changed it); the link stays")
         else:
             run.say(f"  {short}: deleted (setup had made it; nothing else had changed it)")
         return
@@ -226,7 +257,8 @@ def _remove(run: Run, target: Target, read: _Read, record: FileRecord | None, to
         added = {n: str(e.get("text", "")) for n, e in record.entries.items()} if record is not None else {}
         assert read.text is not None
         text = target.fmt.remove(read.text, read.data, todo, added)
-        replace_file(target.path, text.encode("utf-8"), file_mode(target.path) or new_file_mode())
+        like = writable(target.path)
+        replace_file(target.path, text.encode("utf-8"), file_mode(target.path) or new_file_mode(), like)
     if record is None:
         return
     for name in todo:

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.setup import claude_cli
+from gemini_relay.setup.codex_format import CodexFormat
 from gemini_relay.setup.entries import gemini_shape, plain_shape, typed_shape
-from gemini_relay.setup.formats import CodexFormat, Format, JsonFormat
+from gemini_relay.setup.formats import Format, JsonFormat
 
 RECURSION = (
     "the relay runs this CLI itself, so every run it starts there would start the relay again inside it; "
@@ -54,7 +55,7 @@ class Client:
     label: str
     config: Callable[[Home], Path]
     signs: Callable[[Home], list[str]]  # why it looks installed: commands on PATH, folders present
-    format: Callable[[Sequence[str]], Format]  # given the tools to approve without a prompt (Codex)
+    format: Callable[[Sequence[str], bool], Format]  # given the read-only tools, and whether every tool (Codex)
     http: bool = True  # reads HTTP entries from that file
     by_default: bool = True  # written without --client when found
     note: str = ""  # why not, when not by default or without HTTP
@@ -91,7 +92,7 @@ CLIENTS: tuple[Client, ...] = (
         "Claude Code",
         lambda h: claude_cli.config_file(h.env, h.home),
         _signs("claude", paths=lambda h: [claude_cli.config_file(h.env, h.home), h.home / ".claude"]),
-        lambda approved: JsonFormat("mcpServers", typed_shape),
+        lambda approved, every: JsonFormat("mcpServers", typed_shape),
         via_cli="claude",
     ),
     Client(
@@ -99,28 +100,28 @@ CLIENTS: tuple[Client, ...] = (
         "Codex CLI",
         lambda h: _codex_home(h) / "config.toml",
         _signs("codex", paths=lambda h: [_codex_home(h)]),
-        CodexFormat,
+        lambda approved, every: CodexFormat(approved, approve_all=every),
     ),
     Client(
         "cursor",
         "Cursor",
         lambda h: h.home / ".cursor" / "mcp.json",
         _signs("cursor", paths=lambda h: [h.home / ".cursor"]),
-        lambda approved: JsonFormat("mcpServers", plain_shape),
+        lambda approved, every: JsonFormat("mcpServers", plain_shape),
     ),
     Client(
         "vscode",
         "VS Code",
         lambda h: h.app_config() / "Code" / "User" / "mcp.json",
         _signs("code", paths=lambda h: [h.app_config() / "Code" / "User"]),
-        lambda approved: JsonFormat("servers", typed_shape),
+        lambda approved, every: JsonFormat("servers", typed_shape),
     ),
     Client(
         "claude-desktop",
         "Claude Desktop",
         lambda h: h.app_config() / "Claude" / "claude_desktop_config.json",
         _signs(paths=lambda h: [h.app_config() / "Claude"]),
-        lambda approved: JsonFormat("mcpServers", plain_shape),
+        lambda approved, every: JsonFormat("mcpServers", plain_shape),
         http=False,
         note="Claude Desktop reads only stdio servers from its config file",
         names_project=True,
@@ -130,7 +131,7 @@ CLIENTS: tuple[Client, ...] = (
         "Gemini CLI",
         lambda h: _gemini_home(h) / "settings.json",
         _signs("gemini", paths=lambda h: [_gemini_home(h) / "settings.json"]),
-        lambda approved: JsonFormat("mcpServers", gemini_shape),
+        lambda approved, every: JsonFormat("mcpServers", gemini_shape),
         by_default=False,
         note=RECURSION.format(name="gemini-cli"),
     ),
@@ -139,7 +140,7 @@ CLIENTS: tuple[Client, ...] = (
         "agy (Antigravity CLI)",
         lambda h: h.home / ".gemini" / "config" / "mcp_config.json",
         _signs("agy", paths=lambda h: [h.home / ".gemini" / "antigravity-cli", h.home / ".gemini" / "config"]),
-        lambda approved: JsonFormat("mcpServers", plain_shape),
+        lambda approved, every: JsonFormat("mcpServers", plain_shape),
         http=False,
         by_default=False,
         note=RECURSION.format(name="agy") + "; stdio only",

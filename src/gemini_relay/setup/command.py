@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
@@ -17,20 +18,34 @@ from gemini_relay.setup.apply import Run, Target, remove, write
 from gemini_relay.setup.clients import BY_NAME, CLIENTS, Client, Home
 from gemini_relay.setup.entries import HTTP_NAME, NAMES, STDIO_NAME, Entry, Token, http_entry, launcher, stdio_entry
 from gemini_relay.setup.files import Records
+from gemini_relay.setup.lock import LockBusy, setup_lock
+from gemini_relay.setup.options import Approve
 
 CACHES = ("/.cache/uv/", "/uv/archive-", "/pip-build-env-")  # where uvx and pip keep throwaway environments
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0; 1 when a file could not be read or written; 2 for a bad option."""
-    env = os.environ
-    home = Home(env, Path(env.get("HOME") or Path.home()).expanduser(), sys.platform)
+    """Exit 0; 1 when a file could not be read or written; 2 for a bad option. A run that writes holds the setup
+    lock (lock.py) from reading the record to saving it."""
     chosen: list[str] = args.setup_clients or []
     unknown = [name for name in chosen if name not in BY_NAME]
     if unknown:
         print(f"gemini-relay setup: unknown client {unknown[0]!r}; one of {', '.join(BY_NAME)}", file=sys.stderr)
         return 2
-    state_dir = default_state_dir(env)
+    state_dir = default_state_dir(os.environ)
+    if not args.yes:
+        return _run(args, state_dir, chosen)
+    try:
+        with setup_lock(state_dir, lambda line: print(f"gemini-relay setup: {line}", file=sys.stderr, flush=True)):
+            return _run(args, state_dir, chosen)
+    except (LockBusy, OSError) as exc:
+        print(f"gemini-relay setup: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, state_dir: Path, chosen: list[str]) -> int:
+    env = os.environ
+    home = Home(env, Path(env.get("HOME") or Path.home()).expanduser(), sys.platform)
     try:
         http = args.setup_http is not None
         url = _url(args.setup_http) if http or args.remove else ""
@@ -61,16 +76,45 @@ def run(args: argparse.Namespace) -> int:
         if not _eligible(job, client, home, named=client.name in chosen or recorded, http=http):
             continue
         touched += 1
-        target = _target(client, home, env, _approved)
+        every = client.name == "codex" and not args.remove and _approve_all(args)
+        target = _target(client, home, env, _approved, every)
         made = entries(client)
         if args.remove:
             names = [HTTP_NAME] if http else [name for name in NAMES if client.http or name == STDIO_NAME]
             remove(job, target, names, made)
         else:
             write(job, target, [made[HTTP_NAME if http else STDIO_NAME]])
+            if client.name == "codex":
+                _codex_note(job, every)
     _footer(job, found=bool(touched or seen), removing=args.remove, http=http, args=args)
     print("\n".join(job.lines))
     return 1 if job.failed else 0
+
+
+def _approve_all(args: argparse.Namespace) -> bool:
+    """--approve, else (writing, from a terminal) the user's answer, else read-only."""
+    if args.setup_approve is None and args.yes and sys.stdin.isatty() and sys.stdout.isatty():
+        run_tools = ", ".join(_run_tools())
+        question = (
+            f"Codex: may the relay's tools that start Gemini runs ({run_tools}) run without a prompt? `codex exec` "
+            "cannot ask, so without this it refuses them. [y/N] "
+        )
+        print(question, end="", flush=True)  # on stdout: input() would put it on stderr when readline is loaded
+        answer = sys.stdin.readline().strip().lower()  # "" at end of input: read-only
+        args.setup_approve = Approve.ALL if answer in ("y", "yes") else Approve.READ_ONLY
+    return bool(args.setup_approve == Approve.ALL)
+
+
+def _codex_note(job: Run, every: bool) -> None:
+    """What a `codex exec` user must know about the approvals just written (or shown)."""
+    if every:
+        job.say("  Codex runs every gemini-relay tool without a prompt, `codex exec` included")
+        job.say('  (default_tools_approval_mode = "approve"; --approve read-only takes it back).')
+        return
+    asks = f"Codex asks before {', '.join(_run_tools())} (your approval_policy); `codex exec` cannot ask and refuses"
+    asks += ' them ("MCP tool call requires approval"). For `codex exec`:'
+    job.lines += textwrap.wrap(asks, 116, initial_indent="  ", subsequent_indent="  ")
+    job.say("    gemini-relay setup --client codex --approve all --yes")
 
 
 @cache
@@ -78,6 +122,13 @@ def _approved() -> tuple[str, ...]:
     from gemini_relay.setup.entries import read_only_tools
 
     return tuple(read_only_tools())
+
+
+@cache
+def _run_tools() -> tuple[str, ...]:
+    from gemini_relay.setup.entries import read_only_tools
+
+    return tuple(read_only_tools(read_only=False))
 
 
 def _eligible(job: Run, client: Client, home: Home, *, named: bool, http: bool) -> bool:
@@ -97,8 +148,10 @@ def _eligible(job: Run, client: Client, home: Home, *, named: bool, http: bool) 
     return True
 
 
-def _target(client: Client, home: Home, env: Mapping[str, str], approved: Callable[[], tuple[str, ...]]) -> Target:
-    fmt = client.format(approved() if client.name == "codex" else ())
+def _target(
+    client: Client, home: Home, env: Mapping[str, str], approved: Callable[[], tuple[str, ...]], every: bool
+) -> Target:
+    fmt = client.format(approved() if client.name == "codex" else (), every)
     path = client.config(home)
     binary = home.which(client.via_cli) if client.via_cli else None
     if binary is None:
@@ -167,5 +220,7 @@ def _flags(args: argparse.Namespace) -> list[str]:
         flags.append(f"--token-file {args.setup_token_file}")
     if args.project is not None:
         flags.append(f"--project {args.project}")
+    if args.setup_approve is not None:
+        flags.append(f"--approve {args.setup_approve}")
     flags += [flag for flag, on in (("--remove", args.remove), ("--force", args.force)) if on]
     return [*flags, "--yes"]

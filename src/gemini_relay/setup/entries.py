@@ -90,13 +90,15 @@ def http_entry(url: str, token: Token) -> Entry:
     return Entry(HTTP_NAME, url=url, token=token)
 
 
-def read_only_tools() -> list[str]:
-    """The tools whose annotations say readOnlyHint, read from the server's own tool definitions (every toolset:
-    approvals for tools a server does not list are never used)."""
+def read_only_tools(*, read_only: bool = True) -> list[str]:
+    """The tools whose annotations say readOnlyHint (`read_only` False: the others, the ones that start runs), read
+    from the server's own tool definitions (every toolset: approvals for tools a server does not list are never
+    used)."""
     from gemini_relay.core.vocabulary import Toolset
     from gemini_relay.tools.registry import registry
 
-    return [tool.name for tool in registry(test_tools=False, toolsets=frozenset(Toolset)) if tool.read_only]
+    tools = registry(test_tools=False, toolsets=frozenset(Toolset))
+    return [tool.name for tool in tools if tool.read_only == read_only]
 
 
 # The JSON shapes. `shown` False puts a placeholder where the token goes (what setup prints).
@@ -125,14 +127,20 @@ def gemini_shape(entry: Entry, *, shown: bool) -> dict[str, Any]:
 
 MARK = "# Written by `gemini-relay setup`; `gemini-relay setup --remove` takes it out."
 APPROVALS = "# Read-only tools (readOnlyHint) run without a prompt; the others follow your approval policy."
+APPROVE_ALL = "# Every tool runs without a prompt (gemini-relay setup --approve all), in `codex exec` too."
 # Measured with Codex 0.169.0: `codex exec` sends its first model request without waiting for a server that is not
 # `required`, so a relay still starting is missing from that turn; a required one is waited for (startup_timeout_sec).
 REQUIRED = "# required: Codex waits for the relay before its first turn (and says so if it cannot start)."
 
 
-def codex_block(entry: Entry, approved: Sequence[str], *, shown: bool) -> str:
+def codex_block(entry: Entry, approved: Sequence[str], *, shown: bool, approve_all: bool = False) -> str:
     """The `[mcp_servers.<name>]` table, its per-tool approvals as dotted keys in it (`tools.<tool>.approval_mode`,
-    the same as `[mcp_servers.<name>.tools.<tool>]` tables), as TOML text ending in a newline."""
+    the same as `[mcp_servers.<name>.tools.<tool>]` tables) or, `approve_all`, the server's
+    `default_tools_approval_mode`, as TOML text ending in a newline.
+
+    Measured with Codex 0.169.0: a tool without readOnlyHint needs approval, and `codex exec` (no one to ask) refuses
+    it ("MCP tool call requires approval") under approval_policy "never" and under Codex's default alike, unless the
+    entry approves it."""
     server = f"mcp_servers.{toml_key(entry.name)}"
     lines = [MARK, f"[{server}]"]
     if entry.http:
@@ -146,6 +154,9 @@ def codex_block(entry: Entry, approved: Sequence[str], *, shown: bool) -> str:
     lines.append(f"tool_timeout_sec = {TOOL_TIMEOUT_SEC}")
     if not entry.http:
         lines += [REQUIRED, "required = true"]
+    if approve_all:
+        lines += [APPROVE_ALL, 'default_tools_approval_mode = "approve"']
+        return "\n".join(lines) + "\n"
     if approved:
         lines.append(APPROVALS)
     lines += [f'tools.{toml_key(tool)}.approval_mode = "approve"' for tool in approved]

@@ -1,22 +1,25 @@
-"""Each client file format, read and edited as text: JSON objects with a servers key, and Codex's TOML.
+"""Each client file format, read and edited: JSON objects with a servers key here, Codex's TOML in codex_format.py.
 
-JSON is parsed and written back with the file's own indentation. TOML is never re-serialized: an entry is a block
-of text appended at the end (and recorded), and undoing it takes exactly that text out again, so the rest of the
-user's file, comments and order included, is untouched. Every edit is parsed back before it may be written.
+JSON is parsed and written back with the file's own indentation, and nothing in it may change on the way through:
+a number is kept as its literal text (`1e400` stays `1e400`; read as a float it would come back as `Infinity`, which
+Node refuses), and a file that cannot come back as it was is refused with the reason (a lone surrogate `"\\ud800"`
+has no UTF-8 form; a key twice in one object would lose one; `NaN` is not JSON). Every edit is parsed back before it
+may be written.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import tomllib
+import secrets
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
-from gemini_relay.setup.entries import APPROVALS, MARK, REQUIRED, Entry, codex_block
+from gemini_relay.setup.entries import Entry
 
 Shape = Callable[..., dict[str, Any]]
 _INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class FormatError(Exception):
@@ -27,12 +30,49 @@ class Format(Protocol):
     def parse(self, text: str | None) -> dict[str, Any]: ...
     def get(self, data: Mapping[str, Any], name: str) -> object | None: ...
     def want(self, entry: Entry) -> object: ...
+    def known(self, entry: Entry) -> list[object]:
+        """Every value setup writes for this entry, whatever the options (Codex: either approval)."""
+        ...
+
     def show(self, entry: Entry) -> str: ...
     def add(self, text: str | None, data: Mapping[str, Any], entries: Sequence[Entry]) -> tuple[str, dict[str, str]]:
         """The new text, and for each entry the text that undoing it takes out again (empty: none recorded)."""
         ...
 
     def remove(self, text: str, data: Mapping[str, Any], names: Sequence[str], added: Mapping[str, str]) -> str: ...
+
+
+class Number(str):
+    """A JSON number as the file wrote it, so that it is written back exactly so."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise FormatError(f"it holds the key {json.dumps(key)} twice in one object (a rewrite would drop one)")
+        data[key] = value
+    return data
+
+
+def _constant(name: str) -> NoReturn:
+    raise FormatError(f"it holds {name}, which is not JSON")
+
+
+def _check_strings(data: object) -> None:
+    """Refuse a string (or key) with a lone surrogate: json reads `"\\ud800"`, but no UTF-8 can write it back."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack += [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            stack += value
+        elif isinstance(value, str) and not isinstance(value, Number):
+            found = _SURROGATE.search(value)
+            if found:
+                code = f"\\u{ord(found.group()):04x}"
+                raise FormatError(f"a string in it holds a lone surrogate ({code}), which cannot be written as UTF-8")
 
 
 class JsonFormat:
@@ -46,14 +86,19 @@ class JsonFormat:
         if text is None or not text.strip():
             return {}
         try:
-            data = json.loads(text)
+            data = json.loads(
+                text, parse_float=Number, parse_int=Number, parse_constant=_constant, object_pairs_hook=_pairs
+            )
         except ValueError as exc:
             raise FormatError(f"it is not plain JSON ({exc}; comments or trailing commas are not read)") from None
+        except RecursionError:
+            raise FormatError("it is nested too deeply to read") from None
         if not isinstance(data, dict):
             raise FormatError("it is not a JSON object")
         servers = data.get(self.key)
         if servers is not None and not isinstance(servers, dict):
             raise FormatError(f'its "{self.key}" is not an object')
+        _check_strings(data)
         return data
 
     def get(self, data: Mapping[str, Any], name: str) -> object | None:
@@ -62,6 +107,9 @@ class JsonFormat:
 
     def want(self, entry: Entry) -> object:
         return self.shape(entry, shown=True)
+
+    def known(self, entry: Entry) -> list[object]:
+        return [self.want(entry)]
 
     def show(self, entry: Entry) -> str:
         return json.dumps({self.key: {entry.name: self.shape(entry, shown=False)}}, indent=2, ensure_ascii=False)
@@ -81,109 +129,25 @@ class JsonFormat:
 
     @staticmethod
     def _dump(data: Mapping[str, Any], like: str | None) -> str:
-        """`data` laid out like the file was: its indentation, its final newline (a new file: 2 spaces, newline)."""
+        """`data` laid out like the file was: its indentation, its final newline (a new file: 2 spaces, newline),
+        each number as the file wrote it (it goes out as a unique placeholder string, then back to its text)."""
         indent: str | None = "  "
         if like and like.strip():
             found = _INDENT.search(like)
             indent = found.group(1) if found else None
-        out = json.dumps(data, indent=indent, ensure_ascii=False)
+        nonce = secrets.token_hex(8)
+        literals: list[str] = []
+
+        def mark(value: object) -> object:
+            if isinstance(value, Number):
+                literals.append(str(value))
+                return f"{nonce}:{len(literals) - 1}"
+            if isinstance(value, dict):
+                return {k: mark(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [mark(v) for v in value]
+            return value
+
+        out = json.dumps(mark(data), indent=indent, ensure_ascii=False)
+        out = re.sub(f'"{nonce}:([0-9]+)"', lambda found: literals[int(found.group(1))], out)
         return out + "\n" if not like or like.endswith("\n") else out
-
-
-class CodexFormat:
-    """`~/.codex/config.toml`: `[mcp_servers.<name>]` tables, with `[mcp_servers.<name>.tools.<tool>]` approvals."""
-
-    def __init__(self, approved: Sequence[str]) -> None:
-        self.approved = list(approved)
-
-    def parse(self, text: str | None) -> dict[str, Any]:
-        try:
-            data = tomllib.loads(text or "")
-        except tomllib.TOMLDecodeError as exc:
-            raise FormatError(f"it is not valid TOML ({exc})") from None
-        if not isinstance(data.get("mcp_servers", {}), dict):
-            raise FormatError("its mcp_servers is not a table")
-        return data
-
-    def get(self, data: Mapping[str, Any], name: str) -> object | None:
-        servers: dict[str, Any] = data.get("mcp_servers") or {}
-        return servers.get(name)
-
-    def want(self, entry: Entry) -> object:
-        return tomllib.loads(codex_block(entry, self.approved, shown=True))["mcp_servers"][entry.name]
-
-    def show(self, entry: Entry) -> str:
-        return codex_block(entry, self.approved, shown=False).rstrip("\n")
-
-    def add(self, text: str | None, data: Mapping[str, Any], entries: Sequence[Entry]) -> tuple[str, dict[str, str]]:
-        current = text or ""
-        added: dict[str, str] = {}
-        for entry in entries:
-            if self.get(data, entry.name) is not None:
-                current = drop_table(current, entry.name)  # --force: the user's table goes (the backup keeps it)
-            separator = "" if not current else "\n" if current.endswith("\n") else "\n\n"
-            added[entry.name] = separator + codex_block(entry, self.approved, shown=True)
-            current += added[entry.name]
-        parsed = self.parse(current)
-        for entry in entries:
-            if self.get(parsed, entry.name) != self.want(entry):
-                raise FormatError(f"[mcp_servers.{entry.name}] would not read back as written (dotted keys?)")
-        return current, added
-
-    def remove(self, text: str, data: Mapping[str, Any], names: Sequence[str], added: Mapping[str, str]) -> str:
-        current = text
-        for name in names:
-            chunk = added.get(name, "")
-            at = current.rfind(chunk) if chunk else -1
-            current = current[:at] + current[at + len(chunk) :] if at >= 0 else drop_table(current, name)
-        parsed = self.parse(current)
-        left = [name for name in names if self.get(parsed, name) is not None]
-        if left:
-            raise FormatError(f"[mcp_servers.{left[0]}] is not a table setup can take out as text")
-        return current
-
-
-_HEADER = re.compile(r"^\s*\[\[?(?P<keys>[^\]\[]+)\]\]?\s*(#.*)?$")
-_KEY = re.compile(r'\s*(?:(?P<bare>[A-Za-z0-9_-]+)|(?P<basic>"(?:[^"\\]|\\.)*")|\'(?P<literal>[^\']*)\')\s*(\.|$)')
-
-
-def header_keys(line: str) -> list[str] | None:
-    """The dotted key of a `[table]` or `[[array]]` header line, unquoted; None for any other line."""
-    match = _HEADER.match(line.rstrip("\r\n"))
-    if match is None:
-        return None
-    keys: list[str] = []
-    rest = match.group("keys")
-    while rest.strip():
-        part = _KEY.match(rest)
-        if part is None:
-            return None
-        if part.group("bare") is not None:
-            keys.append(part.group("bare"))
-        elif part.group("basic") is not None:
-            keys.append(json.loads(part.group("basic")))
-        else:
-            keys.append(part.group("literal"))
-        rest = rest[part.end() :]
-    return keys
-
-
-def drop_table(text: str, name: str) -> str:
-    """`text` without the `[mcp_servers.<name>]` table and its sub-tables (with setup's own comment lines and the
-    blank line before them); the rest of the file as it was."""
-    lines = text.splitlines(keepends=True)
-    kept: list[str] = []
-    inside = False
-    for line in lines:
-        keys = header_keys(line)
-        if keys is not None:
-            entering = keys[:2] == ["mcp_servers", name] and not inside
-            inside = keys[:2] == ["mcp_servers", name]
-            if entering:
-                while kept and kept[-1].strip() in (MARK, APPROVALS, REQUIRED):
-                    kept.pop()
-                if kept and not kept[-1].strip() and (not kept[:-1] or kept[-2].strip()):
-                    kept.pop()
-        if not inside:
-            kept.append(line)
-    return "".join(kept)

@@ -4,6 +4,7 @@ setup machinery just to build its argument parser."""
 from __future__ import annotations
 
 import argparse
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,13 @@ if TYPE_CHECKING:
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 CLIENT_NAMES = ("claude-code", "codex", "cursor", "vscode", "claude-desktop", "gemini-cli", "agy")  # clients.py's
+
+
+class Approve(StrEnum):
+    """`--approve`: which of the relay's tools Codex runs without a prompt."""
+
+    READ_ONLY = "read-only"  # the tools with readOnlyHint; the rest follow the user's approval_policy
+    ALL = "all"  # every tool (default_tools_approval_mode = "approve"): what `codex exec` needs for gemini-ask
 
 
 def add_parser(sub: SubParsers) -> None:
@@ -50,6 +58,15 @@ def add_parser(sub: SubParsers) -> None:
     mode.add_argument("--yes", action="store_true", help="write it")
     parser.add_argument("--remove", action="store_true", help="take the relay's entries out (with --http: that one)")
     parser.add_argument("--force", action="store_true", help="replace (or remove) a different entry of that name")
+    parser.add_argument(
+        "--approve",
+        choices=[mode.value for mode in Approve],
+        default=None,
+        dest="setup_approve",
+        help="Codex: which of the relay's tools run without a prompt: read-only (the default without a terminal to "
+        "ask on) or all (needed for `codex exec`, which cannot ask: it refuses gemini-ask and the other run tools "
+        "otherwise); asked when setup --yes writes Codex's entry from a terminal",
+    )
     parser.add_argument(
         "--project",
         type=Path,
