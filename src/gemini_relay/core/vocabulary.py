@@ -33,6 +33,8 @@ class FailureReason(StrEnum):
     BACKEND_ERROR = "backend_error"
     INTERRUPTED = "interrupted"
     BACKGROUND_ABORTED = "background_aborted"
+    HOST_LOST = "host_lost"  # the relay host went away (killed, idled out, replaced) before it answered
+    HOST_UNRESPONSIVE = "host_unresponsive"  # the relay host is there but did not answer within its bound
     UNKNOWN = "unknown"
 
 

@@ -28,6 +28,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from gemini_relay.core import events as ev
 from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.jobs.store.base import JobConflict
 
@@ -38,6 +39,7 @@ MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels 
 # What the host reads of one request line: a create carries the prompt (at most 2 MiB inlined, escaped in JSON) and
 # the server's environment. A client that sends more (or never ends its line) is cut off, not buffered to 64 MB.
 MAX_REQUEST_LINE = 16 * 1024 * 1024
+_MIB = 1024 * 1024
 
 _EVENTS: dict[str, type[Any]] = {
     cls.__name__: cls
@@ -136,6 +138,24 @@ def decode_error(data: dict[str, Any]) -> RelayError:
 # --- framing --------------------------------------------------------------------------------------------------------
 
 
+def encode_line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def request_line(message: dict[str, Any]) -> bytes:
+    """A server's request as it goes on the wire. Raises InputError (naming the limit) for one past what the host
+    reads of a line: the host would cut the connection off, and the call would fail as a lost host."""
+    line = encode_line(message)
+    if len(line) > MAX_REQUEST_LINE:
+        raise InputError(
+            f"the request is {len(line) / _MIB:.1f} MiB, over the relay host's limit of {MAX_REQUEST_LINE // _MIB} "
+            "MiB per request (the prompt, with any files inlined into it). Nothing was run: shorten the prompt or "
+            "split the work across calls.",
+            field="prompt",
+        )
+    return line
+
+
 class Channel:
     """One connection: JSON objects in, JSON objects out, a line each."""
 
@@ -145,7 +165,10 @@ class Channel:
         self._max_line = max_line
 
     async def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        await self.stream.send(encode_line(message))
+
+    async def send_line(self, line: bytes) -> None:
+        """A line encoded already (request_line)."""
         await self.stream.send(line)
 
     async def receive(self) -> dict[str, Any]:
@@ -158,6 +181,38 @@ class Channel:
 
     async def aclose(self) -> None:
         await self.stream.aclose()
+
+
+class HostLost(RunFailed):
+    """The relay host went away (killed, idled out, replaced by another version) before it answered a request."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            f"The relay host went away before answering ({detail}) [host_lost, retryable].",
+            reason=FailureReason.HOST_LOST,
+            retryable=True,
+            recovery=(
+                "Retry the call: the next one reaches (or starts) a new relay host. If this keeps happening, see the "
+                "host's log (<state dir>/host/host.log), or set GEMINI_RELAY_HOST=off to run without it."
+            ),
+        )
+
+
+class HostUnresponsive(RunFailed):
+    """The relay host is there (its socket accepts) but did not answer a request within the bound."""
+
+    def __init__(self, seconds: float, pid: int | None = None) -> None:
+        who = f"the relay host (pid {pid})" if pid else "the relay host"
+        super().__init__(
+            f"{who[0].upper()}{who[1:]} did not answer within {seconds:g}s [host_unresponsive, retryable].",
+            reason=FailureReason.HOST_UNRESPONSIVE,
+            retryable=True,
+            recovery=(
+                "Retry the call in a moment (a host that is stopped or swapping may resume; the call may already be "
+                "queued there: gemini-jobs lists it). If it stays stuck, end that process and the next call starts a "
+                "new one; GEMINI_RELAY_HOST_TIMEOUT sets the bound."
+            ),
+        )
 
 
 class HostUntrusted(BackendUnavailable):
