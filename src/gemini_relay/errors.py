@@ -29,6 +29,7 @@ RelayError                       errors.py
     ├── RunCancelled             errors.py         stopped on request (gemini-cancel, an MCP cancel)
     ├── HostLost                 jobs/host/wire    the relay host went away before answering (retryable)
     ├── HostUnresponsive         jobs/host/wire    the relay host did not answer within its bound (retryable)
+    ├── HostSuperseded           jobs/host/wire    a newer relay's host serves the state dir: an older server defers
     └── QueueWaitExceeded        jobs/engine/pacing  could not start within the queue wait limit (safe to retry)
 """
 

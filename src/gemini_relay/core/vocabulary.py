@@ -35,6 +35,7 @@ class FailureReason(StrEnum):
     BACKGROUND_ABORTED = "background_aborted"
     HOST_LOST = "host_lost"  # the relay host went away (killed, idled out, replaced) before it answered
     HOST_UNRESPONSIVE = "host_unresponsive"  # the relay host is there but did not answer within its bound
+    HOST_SUPERSEDED = "host_superseded"  # a newer relay's host serves the state dir: this older server defers
     UNKNOWN = "unknown"
 
 

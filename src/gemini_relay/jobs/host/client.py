@@ -31,12 +31,14 @@ from gemini_relay.jobs.host.wire import (
     PROTOCOL,
     Channel,
     HostLost,
+    HostSuperseded,
     HostUnresponsive,
     HostUntrusted,
     check_peer,
     check_private_dir,
     encode_line,
     host_dir,
+    is_newer,
     log_path,
     request_line,
     socket_address,
@@ -60,6 +62,13 @@ _STARTED: list[subprocess.Popen[bytes]] = []
 class HostMismatch(Exception):
     def __init__(self, version: str, protocol: int) -> None:
         super().__init__(f"relay host {version} (protocol {protocol})")
+        self.version = version
+        self.protocol = protocol
+
+    @property
+    def newer(self) -> bool:
+        """The host is of a newer relay than this server: it is never replaced from here."""
+        return is_newer(self.protocol, self.version, than_protocol=PROTOCOL, than_version=__version__)
 
 
 class HostClient:
@@ -127,6 +136,8 @@ class HostClient:
             try:
                 return self._greet()
             except HostMismatch as exc:
+                if exc.newer:
+                    raise HostSuperseded(exc.version, exc.protocol) from None
                 logger.info("Replacing the %s: asking it to drain", exc)
                 self._drain()
             except OSError:
@@ -200,7 +211,9 @@ class HostClient:
         while True:
             try:
                 return self._greet()
-            except HostMismatch:
+            except HostMismatch as exc:
+                if exc.newer:  # a newer server started its host meanwhile: it serves, this one defers
+                    raise HostSuperseded(exc.version, exc.protocol) from None
                 self._drain()  # another server started an old one meanwhile: unlikely, but never talk to it
             except OSError:
                 pass

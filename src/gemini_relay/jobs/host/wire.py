@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 import struct
@@ -25,6 +26,7 @@ from typing import Any
 from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from gemini_relay import __version__
 from gemini_relay.core import events as ev
 from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
@@ -46,6 +48,20 @@ _EVENTS: dict[str, type[Any]] = {
     for cls in (ev.SessionStarted, ev.TextDelta, ev.ToolCall, ev.ToolResult, ev.StreamNotice, ev.RunNotice,
                 ev.Spawned, ev.Finished)
 }  # fmt: skip
+
+
+def is_newer(protocol: int, version: str, *, than_protocol: int, than_version: str) -> bool:
+    """Whether a relay of (`protocol`, `version`) is newer than (`than_protocol`, `than_version`): the protocol
+    first, then the release numbers (a pre-release or local suffix sorts before its release). One host serves a
+    state dir: an older server defers to a newer host, a newer one drains an older host."""
+    return (protocol, _release(version)) > (than_protocol, _release(than_version))
+
+
+def _release(version: str) -> tuple[tuple[int, ...], int]:
+    match = re.match(r"(\d+(?:\.\d+)*)(.*)", version.strip())
+    if match is None:
+        return (), 0
+    return tuple(int(part) for part in match[1].split(".")), 0 if match[2] else 1
 
 
 def host_dir(state_dir: Path) -> Path:
@@ -212,6 +228,20 @@ class HostUnresponsive(RunFailed):
                 "queued there: gemini-jobs lists it). If it stays stuck, end that process and the next call starts a "
                 "new one; GEMINI_RELAY_HOST_TIMEOUT sets the bound."
             ),
+        )
+
+
+class HostSuperseded(RunFailed):
+    """A newer relay serves this state dir: this (older) server defers to it rather than replace it, which would
+    put two hosts, and twice the cap, on one machine."""
+
+    def __init__(self, version: str, protocol: int) -> None:
+        super().__init__(
+            f"A newer gemini-relay ({version}, protocol {protocol}) runs the relay host of this state dir; this "
+            f"server ({__version__}, protocol {PROTOCOL}) defers to it and runs nothing [host_superseded].",
+            reason=FailureReason.HOST_SUPERSEDED,
+            retryable=False,
+            recovery="Restart this MCP server (reconnect it in its client) so that it runs the newer version.",
         )
 
 
