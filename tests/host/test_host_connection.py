@@ -17,6 +17,7 @@ from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import API_BACKEND, Relay
 from tests.host.conftest import host_pids, host_request
 from tests.test_server_surface import text_of
+from tests.transports.http_server import http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -63,6 +64,18 @@ async def test_after_a_burst_a_host_killed_outright_is_replaced_and_the_next_cal
     assert not again.is_error, text_of(again)
     assert echo_text("after the kill") in text_of(again)
     assert host_request(hosted, {"op": "status"})[1]["pid"] != old
+
+
+async def test_over_http_a_host_killed_after_a_burst_is_replaced_and_the_next_call_answers(hosted: Relay) -> None:
+    with http_server(hosted, **API_BACKEND) as server:
+        async with server.client() as client:
+            await burst(client, 4)
+            old = host_request(hosted, {"op": "status"})[1]["pid"]
+            os.kill(old, signal.SIGKILL)
+            await host_gone(hosted, old)
+            again = await client.call_tool("gemini-ask", {"prompt": "after the kill"})
+    assert not again.is_error, text_of(again)
+    assert echo_text("after the kill") in text_of(again)
 
 
 async def test_after_a_burst_a_host_that_idled_out_is_replaced_and_the_next_call_answers(hosted: Relay) -> None:
