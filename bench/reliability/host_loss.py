@@ -28,6 +28,7 @@ CATEGORY = "host-loss"
 INTERNAL = "internal error"
 ENV = {"GEMINI_RELAY_HOST": "on", "GEMINI_MCP_BACKEND": "api", "GEMINI_RELAY_TOOLSETS": "jobs"}
 OLDER = "0.0.1"
+EDGE = 0.05
 # Makes every Python process started with this PYTHONPATH (a server, and the host it starts) an older relay.
 SITECUSTOMIZE = (
     "import os\nif os.environ.get('RELAY_BENCH_VERSION'):\n    import gemini_relay\n"
@@ -185,16 +186,35 @@ async def two_versions(calls: int) -> list[Figure]:
             findings += failed("newer", answers["newer"])
             findings += [f"older: {a.text[:120]}" for a in answers["older"]
                          if a.is_error and (INTERNAL in a.text or "host_superseded" not in a.text)]  # fmt: skip
+            most = most_at_once(w)
             final = host_status(w)
             if final.get("version") != __version__:
                 findings.append(f"the host serving at the end is {final.get('version')}, not the newer relay")
         left = await left_running(w)
     hosts.discard(0)
     return [
+        at_most(CATEGORY, "two versions at a cap of 1: runs at once (from the jobs' admission and end times)", most, 1),
         zero(CATEGORY, "two versions: calls failing other than host_superseded (older) or at all (newer)", findings),
         at_most(CATEGORY, "two versions: hosts seen serving while both call at once", len(hosts), 1),
         zero(CATEGORY, "processes left after two versions", left),
     ]
+
+
+def most_at_once(w: World) -> int:
+    """The most runs of the world's store that ran at the same time (a run's end and the next one's start may be
+    written a moment apart: EDGE of overlap is not counted)."""
+    edges: list[tuple[float, int]] = []
+    for job_id in w.store.job_ids():
+        result, progress = w.store.result(job_id), w.store.progress(job_id)  # progress: from the run's admission
+        if result is None or progress is None or progress.started_at is None:
+            continue
+        if result.ended_at - progress.started_at > EDGE:
+            edges += [(progress.started_at, 1), (result.ended_at - EDGE, -1)]
+    most = running = 0
+    for _at, step in sorted(edges, key=lambda edge: (edge[0], edge[1])):
+        running += step
+        most = max(most, running)
+    return most
 
 
 async def attack(short: bool) -> list[Figure]:
