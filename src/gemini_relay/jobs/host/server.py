@@ -43,7 +43,7 @@ from gemini_relay.jobs.host.wire import (
     Channel,
     decode_spec,
     encode_error,
-    is_newer,
+    older_peer,
     peer_uid,
     socket_path,
 )
@@ -242,7 +242,7 @@ class Host:
                 hello.get("op") == "hello" and hello.get("protocol") == PROTOCOL and hello.get("version") == __version__
             )
             await channel.send({"ok": match, "protocol": PROTOCOL, "version": __version__, "pid": os.getpid()})
-            older = not match and _older_peer(hello)
+            older = not match and older_peer(hello)
             while True:
                 request = await channel.receive()
                 if not match and request.get("op") not in ("drain", "status"):
@@ -396,14 +396,6 @@ class Host:
         self.engine.cancel(job_id, f"{live.record.spec.tool} was cancelled")
         await live.ended(self.settings.kill_grace + 5.0)
         return {"found": True}
-
-
-def _older_peer(hello: dict[str, Any]) -> bool:
-    try:
-        protocol = int(hello.get("protocol") or 0)
-    except (TypeError, ValueError):
-        return True
-    return is_newer(PROTOCOL, __version__, than_protocol=protocol, than_version=str(hello.get("version") or ""))
 
 
 def serve_host() -> int:

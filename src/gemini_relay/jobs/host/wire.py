@@ -57,6 +57,15 @@ def is_newer(protocol: int, version: str, *, than_protocol: int, than_version: s
     return (protocol, _release(version)) > (than_protocol, _release(than_version))
 
 
+def older_peer(hello: dict[str, Any]) -> bool:
+    """Whether a `hello` comes from a relay older than this one (a malformed one counts as older)."""
+    try:
+        protocol = int(hello.get("protocol") or 0)
+    except (TypeError, ValueError):
+        return True
+    return is_newer(PROTOCOL, __version__, than_protocol=protocol, than_version=str(hello.get("version") or ""))
+
+
 def _release(version: str) -> tuple[tuple[int, ...], int]:
     match = re.match(r"(\d+(?:\.\d+)*)(.*)", version.strip())
     if match is None:
