@@ -16,6 +16,7 @@ from bench.reliability import (
     escapes,
     faults,
     host_door,
+    host_loss,
     http_door,
     http_floods,
     load,
@@ -56,6 +57,7 @@ CATEGORIES: dict[str, Attack] = {
     "http": http_door.attack,
     "http-floods": http_floods.attack,
     "host-door": host_door.attack,
+    "host-loss": host_loss.attack,
 }
 
 

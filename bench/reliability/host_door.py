@@ -20,7 +20,7 @@ import anyio
 
 from bench.reliability.table import Figure, at_least, zero
 from gemini_relay.config import Settings
-from gemini_relay.errors import BackendUnavailable
+from gemini_relay.errors import RelayError
 from gemini_relay.jobs.host.client import HostClient
 from gemini_relay.jobs.host.door import take_host_lock
 from gemini_relay.jobs.host.server import Host
@@ -121,7 +121,7 @@ def _try_every_request(state: Path, base: Path) -> list[str]:
         try:
             HostClient(settings).request(message, start=False)
             accepted.append(f"{request['op']}: answered by the impostor")
-        except (BackendUnavailable, OSError, ValueError):
+        except (RelayError, OSError, ValueError):  # refused, or the impostor hung up (HostLost)
             pass
     return accepted
 
@@ -202,7 +202,7 @@ async def _answered_within(client: HostClient, bound: float) -> list[str]:
                 if "pid" in reply:
                     return []
                 last = str(reply)
-            except (OSError, BackendUnavailable, ValueError) as exc:
+            except (OSError, RelayError, ValueError) as exc:
                 last = repr(exc)
             await anyio.sleep(0.1)  # the flood's connections are still being closed
     return [f"status after the flood: {last}"]

@@ -27,6 +27,7 @@ DEFAULT_JITTER_MS = 200.0
 DEFAULT_QUEUE_WAIT = 600.0
 DEFAULT_HOST = True  # GEMINI_RELAY_HOST unset
 DEFAULT_HOST_IDLE = 900.0  # a relay host with no run and no server connected this long exits
+DEFAULT_HOST_TIMEOUT = 30.0  # a request to the relay host (a create is a few store writes): past this it is stuck
 DEFAULT_ASK_TIMEOUT = 120.0  # GEMINI_RELAY_ASK_TIMEOUT: how long a person has to answer one permission question
 DEFAULT_WARM_IDLE = 600.0  # a warm process (`gemini --acp` holds ~260 MB) unused this long is stopped
 DISABLED = ("none", "off")
@@ -62,6 +63,7 @@ class Settings:
     warm: bool = True
     host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host/server.py)
     host_idle_seconds: float = DEFAULT_HOST_IDLE
+    host_timeout_seconds: float = DEFAULT_HOST_TIMEOUT  # GEMINI_RELAY_HOST_TIMEOUT
     ask_timeout_seconds: float = DEFAULT_ASK_TIMEOUT  # GEMINI_RELAY_ASK_TIMEOUT: a person's time to answer a question
 
     @classmethod
@@ -106,6 +108,7 @@ class Settings:
             warm=warm,
             host=host,
             host_idle_seconds=_duration(env, "GEMINI_RELAY_HOST_IDLE", DEFAULT_HOST_IDLE),
+            host_timeout_seconds=_duration(env, "GEMINI_RELAY_HOST_TIMEOUT", DEFAULT_HOST_TIMEOUT),
             ask_timeout_seconds=_duration(env, "GEMINI_RELAY_ASK_TIMEOUT", DEFAULT_ASK_TIMEOUT),
         )
 

@@ -27,6 +27,9 @@ RelayError                       errors.py
 └── RunFailed                    errors.py         a run started and did not succeed: reason, recovery, partial text
     ├── RunTimedOut              errors.py         past its deadline; its process group was stopped
     ├── RunCancelled             errors.py         stopped on request (gemini-cancel, an MCP cancel)
+    ├── HostLost                 jobs/host/wire    the relay host went away before answering (retryable)
+    ├── HostUnresponsive         jobs/host/wire    the relay host did not answer within its bound (retryable)
+    ├── HostSuperseded           jobs/host/wire    a newer relay's host serves the state dir: an older server defers
     └── QueueWaitExceeded        jobs/engine/pacing  could not start within the queue wait limit (safe to retry)
 """
 

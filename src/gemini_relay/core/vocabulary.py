@@ -34,6 +34,9 @@ class FailureReason(StrEnum):
     INTERRUPTED = "interrupted"
     BACKGROUND_ABORTED = "background_aborted"
     STORE_UNWRITABLE = "store_unwritable"  # the state dir refused the job's record (full, read-only, removed)
+    HOST_LOST = "host_lost"  # the relay host went away (killed, idled out, replaced) before it answered
+    HOST_UNRESPONSIVE = "host_unresponsive"  # the relay host is there but did not answer within its bound
+    HOST_SUPERSEDED = "host_superseded"  # a newer relay's host serves the state dir: this older server defers
     UNKNOWN = "unknown"
 
 

@@ -9,7 +9,8 @@ It is MCP-agnostic and does not know whether a backend spawns per run or keeps a
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 
 import anyio
 
@@ -99,6 +100,17 @@ class RunEngine:
             if not started:
                 # Refused or cancelled while queued: a durable runner must not leave the job for adoption.
                 self.runner.abandon(record)
+
+    @asynccontextmanager
+    async def hold(self, backend: BackendName) -> AsyncIterator[None]:
+        """One slot of `backend`'s cap, taken in turn like a run's and held for a run this engine does not run (a
+        drained predecessor's, jobs/host/handover.py)."""
+        limiter = self._limiters.get(backend)
+        if limiter is None:
+            yield
+            return
+        async with limiter:
+            yield
 
     def cancel(self, run_id: str, message: str) -> bool:
         """Stop one queued or running run; it fails with `message`. False when it is not here (or already ending)."""

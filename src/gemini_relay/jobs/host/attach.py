@@ -4,6 +4,7 @@ events it streams back into the server's record; HostedJobManager cancels throug
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any
 
 import anyio
@@ -12,12 +13,19 @@ from gemini_relay.backends.asking import ASKER, Question
 from gemini_relay.backends.base import Backend
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.errors import BackendUnavailable
+from gemini_relay.errors import RelayError
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.asking import ask_terms
-from gemini_relay.jobs.host.client import LOST, REQUEST_TIMEOUT, HostClient, HostMismatch, prewarm_message
-from gemini_relay.jobs.host.wire import Channel, decode_error, decode_event, encode_spec
+from gemini_relay.jobs.host.client import LOST, HostClient, HostMismatch, prewarm_message
+from gemini_relay.jobs.host.wire import (
+    Channel,
+    HostLost,
+    decode_error,
+    decode_event,
+    encode_spec,
+    request_line,
+)
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.jobs.store.manager import JobManager, poll_until, reap_orphan_cli
 from gemini_relay.jobs.store.status import JobStatus, derive_status
@@ -46,10 +54,8 @@ class HostRunner:
         return self._created(record, self._client.request(self._create_request(record, options)))
 
     async def acreate(self, record: RunRecord, options: JobOptions) -> RunRecord:
-        """`create` on a kept channel, awaited (engine.register calls this one)."""
-        with anyio.fail_after(REQUEST_TIMEOUT):
-            reply = await self._client.arequest(self._create_request(record, options))
-        return self._created(record, reply)
+        """`create` on a kept channel, awaited (engine.register calls this one), within the host's bound."""
+        return self._created(record, await self._client.arequest(self._create_request(record, options)))
 
     def _create_request(self, record: RunRecord, options: JobOptions) -> dict[str, Any]:
         return {
@@ -66,6 +72,8 @@ class HostRunner:
     def _created(record: RunRecord, reply: dict[str, Any]) -> RunRecord:
         if "error" in reply:
             raise decode_error(reply["error"])
+        if "job_id" not in reply:  # a host of another protocol: never "internal error" for its answer
+            raise HostLost(f"it answered a create without a job id: {sorted(reply)}")
         record.run_id = str(reply["job_id"])
         record.reused_job = bool(reply.get("reused"))
         return record
@@ -78,7 +86,7 @@ class HostRunner:
         """Cancelled before this server attached: the host ends the job (it may have started it already)."""
         if self.detaching:
             return
-        with contextlib.suppress(OSError, ValueError, BackendUnavailable, HostMismatch):
+        with contextlib.suppress(OSError, ValueError, RelayError, HostMismatch):
             self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
 
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
@@ -104,7 +112,7 @@ class HostRunner:
     async def _run_attached(self, record: RunRecord) -> RunResult:
         try:
             channel, message = await self._attach(record)
-        except OSError as exc:
+        except (OSError, HostLost) as exc:
             raise _HostLost from exc
         clean = False  # the run's stream ended as the protocol says: the channel can carry the next run
         try:
@@ -150,35 +158,29 @@ class HostRunner:
         if asker is None:
             return
         answer = await asker.ask(Question.from_json(question))
-        with contextlib.suppress(*LOST, BackendUnavailable):
+        with contextlib.suppress(*LOST, RelayError):
             await self._client.call(
                 {"op": "answer", "job_id": record.run_id, "question": question.get("id"), "answer": answer.to_json()}
             )
 
     async def _attach(self, record: RunRecord) -> tuple[Channel, dict[str, Any]]:
-        """The `run` request sent and its first reply read, on a kept channel if one is still open.
+        """The `run` request sent and its first reply read, on a kept channel if one is still open. Not bounded by
+        the host's request bound: a host's first run of a backend imports it, which under load takes longer (the
+        call's own deadline, plus a margin, is the backstop).
 
         Raises:
             OSError: no host answered (the store tells the outcome).
         """
-        request = {"op": "run", "job_id": record.run_id, "env": self._env}
+        line = request_line({"op": "run", "job_id": record.run_id, "env": self._env})
         while True:
+            channel, reused = await self._client.checkout()
             try:
-                channel, reused = await self._client.checkout()
-            except LOST as exc:  # a host that hung up mid-hello (a new one just starting, one just killed)
-                raise OSError(f"the relay host hung up while greeting: {exc!r}") from exc
-            try:
-                await channel.send(request)
-                return channel, await channel.receive()
-            except LOST as exc:
-                with anyio.CancelScope(shield=True):
-                    await channel.aclose()
-                if not reused:
-                    raise OSError(f"the relay host hung up: {exc!r}") from exc
-            except BaseException:  # cancelled mid-request: the channel is mid-message, never reusable
-                with anyio.CancelScope(shield=True):
-                    await channel.aclose()
-                raise
+                reply = await self._client.exchange(channel, line, fresh=not reused, timeout=math.inf)
+            except HostLost as exc:
+                raise OSError(str(exc)) from exc
+            if reply is not None:
+                return channel, reply
+            await self._client.drop_kept()  # they were all to the host that went away
 
 
 class HostedJobManager(JobManager):
@@ -202,7 +204,7 @@ class HostedJobManager(JobManager):
         self.store.request_cancel(job_id)
         try:
             reply = await self._client_cancel(job_id)
-        except (OSError, ValueError, BackendUnavailable):
+        except (OSError, ValueError, RelayError):  # no host (or a stuck one): the cancel file stops the run
             reply = {"found": False}
         status = derive_status(self.store, job_id)
         if not reply.get("found") and not status.state.terminal:
@@ -223,7 +225,9 @@ class HostedJobManager(JobManager):
         await anyio.to_thread.run_sync(lambda: self.client.request(message))
 
     async def _client_cancel(self, job_id: str) -> dict[str, Any]:
-        return await self.client.call({"op": "cancel", "job_id": job_id})
+        # The host answers once the run has ended: within the kill grace and its own 5 s margin.
+        bound = self.client.timeout + self._kill_grace + 5.0
+        return await self.client.call({"op": "cancel", "job_id": job_id}, timeout=bound)
 
     async def follow_store(self, record: RunRecord) -> RunResult:
         """The host is gone (or another supervisor runs the job): its outcome as the store tells it."""

@@ -25,16 +25,22 @@ from anyio.abc import SocketAttribute, SocketStream
 
 from gemini_relay import __version__
 from gemini_relay.config import Settings
-from gemini_relay.errors import BackendUnavailable
+from gemini_relay.errors import BackendUnavailable, RelayError
 from gemini_relay.jobs.host.wire import (
     MAX_LINE,
     PROTOCOL,
     Channel,
+    HostLost,
+    HostSuperseded,
+    HostUnresponsive,
     HostUntrusted,
     check_peer,
     check_private_dir,
+    encode_line,
     host_dir,
+    is_newer,
     log_path,
+    request_line,
     socket_address,
     socket_path,
 )
@@ -42,9 +48,11 @@ from gemini_relay.jobs.store.base import StoreUnwritable
 from gemini_relay.log import logger
 
 START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry
-REQUEST_TIMEOUT = 30.0  # a create is a few store writes; past this the host is stuck
 LOG_KEEP_BYTES = 5 * 1024 * 1024
-IDLE_CONNECTIONS = 8  # kept connections of each kind: enough for a burst of concurrent calls
+# Kept channels: one, so an idle server holds one connection to its host (the host serves MAX_CONNECTIONS in all);
+# the other calls of a burst each pay a connect and a hello (a local round trip) for their own.
+KEPT_CHANNELS = 1
+ATTEMPTS = 3  # a request goes to at most this many connections (a kept one found closed, a draining host's)
 
 
 # Hosts this process started, by any client (the stdio front's early prewarm has its own): reaped on the next start.
@@ -54,6 +62,13 @@ _STARTED: list[subprocess.Popen[bytes]] = []
 class HostMismatch(Exception):
     def __init__(self, version: str, protocol: int) -> None:
         super().__init__(f"relay host {version} (protocol {protocol})")
+        self.version = version
+        self.protocol = protocol
+
+    @property
+    def newer(self) -> bool:
+        """The host is of a newer relay than this server: it is never replaced from here."""
+        return is_newer(self.protocol, self.version, than_protocol=PROTOCOL, than_version=__version__)
 
 
 class HostClient:
@@ -66,50 +81,46 @@ class HostClient:
         self.path = path or socket_path(settings.state_dir)
         self._shared = path is None
         self._starting = threading.Lock()
-        self._idle: list[socket.socket] = []  # greeted blocking connections, kept between requests
-        self._idle_lock = threading.Lock()
-        self._channels: list[tuple[object, Channel]] = []  # greeted channels (with their event loop), kept between runs
+        # Greeted channels (with their event loop) kept between runs: at most KEPT_CHANNELS, so a burst of calls
+        # leaves one open connection per idle server, not one per call of the burst.
+        self._channels: list[tuple[object, Channel]] = []
 
     # --- blocking: where the Runner protocol is synchronous (create, run by the engine in a worker thread) ---
 
     def request(self, message: dict[str, Any], *, start: bool = True) -> dict[str, Any]:
-        """One request, one reply, starting the host if needed (unless `start` is False: then OSError). A host
-        that began draining meanwhile is replaced and asked again.
+        """One request, one reply, on a connection of its own, starting the host if needed (unless `start` is False:
+        then OSError). A host that began draining meanwhile is replaced and asked again. Only the rare calls are
+        blocking (a prewarm, an abandon): a server keeps no blocking connection, so an idle one holds at most the
+        one kept channel (below).
 
-        Greeted connections are kept for the next request: a connect and a hello cost a warm call a round trip. A
-        kept one the host has closed since (it exited idle, or drained) is replaced by a fresh one."""
-        reply: dict[str, Any] = {}
-        for _ in range(3):
-            sock, reused = self._checkout(start)
-            try:
-                with sock.makefile("rwb") as stream:
-                    stream.write(_line(message))
-                    stream.flush()
-                    reply = _read(stream)
-            except (OSError, ValueError):
-                sock.close()
-                if reused:
-                    continue
-                raise
+        Raises:
+            InputError: the request is past the host's line limit (nothing was sent).
+            HostLost: the host hung up before answering.
+            HostUnresponsive: it did not answer within the bound.
+            OSError: no host was there and `start` is False.
+        """
+        line = request_line(message)
+        for _ in range(ATTEMPTS):
+            sock = self.ensure() if start else self._greet()
+            with sock:
+                try:
+                    with sock.makefile("rwb") as stream:
+                        stream.write(line)
+                        stream.flush()
+                        reply = _read(stream)
+                except TimeoutError:
+                    raise HostUnresponsive(self.timeout) from None
+                except (OSError, ValueError) as exc:
+                    raise HostLost(str(exc)) from None
             if reply.get("error", {}).get("kind") != "draining":
-                self._checkin(sock)
                 return reply
-            sock.close()
             time.sleep(0.05)  # the draining host is handing over its socket and lock
-        return reply
+        raise HostLost("it kept draining")
 
-    def _checkout(self, start: bool) -> tuple[socket.socket, bool]:
-        with self._idle_lock:
-            if self._idle:
-                return self._idle.pop(), True
-        return (self.ensure() if start else self._greet()), False
-
-    def _checkin(self, sock: socket.socket) -> None:
-        with self._idle_lock:
-            if len(self._idle) < IDLE_CONNECTIONS:
-                self._idle.append(sock)
-                return
-        sock.close()
+    @property
+    def timeout(self) -> float:
+        """How long a request waits for the host's answer (GEMINI_RELAY_HOST_TIMEOUT)."""
+        return self.settings.host_timeout_seconds
 
     def ensure(self) -> socket.socket:
         """A connected, greeted socket to a host of this version: the running one, or one started now (after asking
@@ -125,6 +136,8 @@ class HostClient:
             try:
                 return self._greet()
             except HostMismatch as exc:
+                if exc.newer:
+                    raise HostSuperseded(exc.version, exc.protocol) from None
                 logger.info("Replacing the %s: asking it to drain", exc)
                 self._drain()
             except OSError:
@@ -140,13 +153,13 @@ class HostClient:
     def _greet(self) -> socket.socket:
         self._check_dirs()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(REQUEST_TIMEOUT)
+        sock.settimeout(self.timeout)
         try:
             with socket_address(self.path) as address:
                 sock.connect(address)
             check_peer(sock, self.path)
             stream = sock.makefile("rwb")
-            stream.write(_line(_hello()))
+            stream.write(encode_line(_hello()))
             stream.flush()
             reply = _read(stream)
             stream.close()
@@ -164,12 +177,12 @@ class HostClient:
     def _drain(self) -> None:
         with contextlib.suppress(OSError, ValueError):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(REQUEST_TIMEOUT)
+            sock.settimeout(self.timeout)
             with sock, sock.makefile("rwb") as stream:
                 with socket_address(self.path) as address:
                     sock.connect(address)
                 for message in (_hello(), {"op": "drain"}):
-                    stream.write(_line(message))
+                    stream.write(encode_line(message))
                     stream.flush()
                     _read(stream)
 
@@ -198,7 +211,9 @@ class HostClient:
         while True:
             try:
                 return self._greet()
-            except HostMismatch:
+            except HostMismatch as exc:
+                if exc.newer:  # a newer server started its host meanwhile: it serves, this one defers
+                    raise HostSuperseded(exc.version, exc.protocol) from None
                 self._drain()  # another server started an old one meanwhile: unlikely, but never talk to it
             except OSError:
                 pass
@@ -217,27 +232,39 @@ class HostClient:
     # --- async: the run's stream ------------------------------------------------------------------------------
 
     async def open(self) -> Channel:
-        """A greeted channel to the host (started first when it is not there)."""
-        try:
-            stream = await self._connect()
-        except OSError:
-            sock = await anyio.to_thread.run_sync(self.ensure)
-            sock.close()
-            stream = await self._connect()
-        channel = Channel(stream)
-        try:
-            await channel.send(_hello())
-            reply = await channel.receive()
-        except BaseException:  # failed or cancelled mid-hello: the connection is closed, the error goes on
-            with anyio.CancelScope(shield=True):
-                await channel.aclose()
-            raise
-        if not reply.get("ok"):
+        """A greeted channel to the host (started first when it is not there).
+
+        Raises:
+            HostLost: the host hung up while greeting (it was killed, or is exiting).
+            BackendUnavailable: no host could be started.
+        """
+        lost = HostLost("no attempt made")
+        for _ in range(ATTEMPTS):
+            try:
+                stream = await self._connect()
+            except OSError:
+                await self._ensure()
+                try:
+                    stream = await self._connect()
+                except OSError as exc:
+                    raise HostLost(f"no relay host at {self.path}: {exc}") from None
+            channel = Channel(stream)
+            try:
+                reply = await self.exchange(channel, encode_line(_hello()), fresh=True)
+            except HostLost as exc:  # a host exiting (idle, drained) as we connected: the next try finds its heir
+                lost = exc
+                continue
+            if reply.get("ok"):
+                return channel
             await channel.aclose()
-            sock = await anyio.to_thread.run_sync(self.ensure)  # replaces the mismatched host
-            sock.close()
-            return await self.open()
-        return channel
+            await self._ensure()  # replaces the mismatched host
+            lost = HostLost("a host of another version kept answering")
+        raise lost
+
+    async def _ensure(self) -> None:
+        """`ensure` in a worker thread, abandoned when the call's bound runs out (its socket has its own timeout)."""
+        sock = await anyio.to_thread.run_sync(self.ensure, abandon_on_cancel=True)
+        sock.close()
 
     async def _connect(self) -> SocketStream:
         self._check_dirs()
@@ -250,53 +277,92 @@ class HostClient:
             raise
         return stream
 
-    async def call(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def exchange(self, channel: Channel, line: bytes, *, fresh: bool, timeout: float | None = None) -> Any:
+        """Send `line` and read the reply within `timeout` (default: the host's bound); on any failure the channel
+        is closed (it is mid-message). Returns None for a kept (not `fresh`) channel the host had closed.
+
+        Raises:
+            HostLost: a `fresh` channel's host hung up.
+            HostUnresponsive: no reply within the bound.
+        """
+        bound = self.timeout if timeout is None else timeout
+        with anyio.move_on_after(bound) as scope:
+            try:
+                await channel.send_line(line)
+                return await channel.receive()
+            except BaseException as exc:  # lost, timed out or cancelled: the channel is mid-message
+                with anyio.CancelScope(shield=True):
+                    await channel.aclose()
+                if not isinstance(exc, LOST):
+                    raise
+                if fresh:
+                    raise HostLost(f"it hung up: {exc!r}") from None
+                return None
+        assert scope.cancelled_caught
+        raise HostUnresponsive(bound)
+
+    async def call(self, message: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
+        """One request on a channel of its own, answered within `timeout` (default: the host's bound).
+
+        Raises:
+            HostLost, HostUnresponsive: as `arequest`.
+        """
+        line = request_line(message)
         channel = await self.open()
-        try:
-            await channel.send(message)
-            return await channel.receive()
-        finally:
+        reply: dict[str, Any] = await self.exchange(channel, line, fresh=True, timeout=timeout)
+        with anyio.CancelScope(shield=True), contextlib.suppress(*LOST):
             await channel.aclose()
+        return reply
 
     async def arequest(self, message: dict[str, Any]) -> dict[str, Any]:
-        """`request`, awaited on a kept channel (a draining host is replaced and asked again)."""
-        reply: dict[str, Any] = {}
-        for _ in range(3):
+        """`request`, awaited on a kept channel, answered within the host's bound (a host's start is bounded apart).
+
+        A kept channel found closed means its host went away: every kept channel is dropped at once (they were all
+        to that host) and the request goes on a new one (to a new host, started if need be). A draining host is
+        replaced the same way.
+
+        Raises:
+            InputError: the request is past the host's line limit (nothing was sent).
+            HostLost: the host hung up before answering on a new channel too.
+            HostUnresponsive: no answer within GEMINI_RELAY_HOST_TIMEOUT.
+            BackendUnavailable, StoreUnwritable: no host could be started.
+        """
+        line = request_line(message)
+        for _ in range(ATTEMPTS):
             channel, reused = await self.checkout()
-            try:
-                await channel.send(message)
-                reply = await channel.receive()
-            except LOST:
-                await channel.aclose()
-                if reused:
-                    continue
-                raise OSError("the relay host hung up") from None
+            reply: dict[str, Any] | None = await self.exchange(channel, line, fresh=not reused)
+            if reply is None:
+                await self.drop_kept()
+                continue
             if reply.get("error", {}).get("kind") != "draining":
                 await self.checkin(channel)
                 return reply
             await channel.aclose()
+            await self.drop_kept()
             await anyio.sleep(0.05)  # the draining host is handing over its socket and lock
-        return reply
+        raise HostLost("it kept draining")
 
     async def checkout(self) -> tuple[Channel, bool]:
         """A greeted channel: a kept one (True: the host may have closed it since) or a new one (False)."""
         loop = anyio.lowlevel.current_token()
-        while self._channels:
-            owner, channel = self._channels.pop()
+        for index, (owner, channel) in enumerate(self._channels):
             if owner == loop:  # a channel is bound to the event loop that opened it
+                del self._channels[index]
                 return channel, True
         return await self.open(), False
 
-    def close_idle(self) -> None:
-        """Close the kept blocking connections."""
-        with self._idle_lock:
-            idle, self._idle = self._idle, []
-        for sock in idle:
-            sock.close()
+    async def drop_kept(self) -> None:
+        """Close the kept channels of this event loop: one found closed says their host is gone."""
+        loop = anyio.lowlevel.current_token()
+        dropped = [channel for owner, channel in self._channels if owner == loop]
+        self._channels = [(owner, channel) for owner, channel in self._channels if owner != loop]
+        with anyio.CancelScope(shield=True):
+            for channel in dropped:
+                with contextlib.suppress(*LOST):
+                    await channel.aclose()
 
     async def aclose(self) -> None:
         """Close the kept connections (the server is done with the host; its runs go on there)."""
-        self.close_idle()
         channels, self._channels = self._channels, []
         with anyio.CancelScope(shield=True):
             for _owner, channel in channels:
@@ -305,10 +371,10 @@ class HostClient:
 
     async def checkin(self, channel: Channel) -> None:
         """Keep a channel whose last run ended cleanly (the host reads its next request on it)."""
-        if len(self._channels) < IDLE_CONNECTIONS:
+        if len(self._channels) < KEPT_CHANNELS:
             self._channels.append((anyio.lowlevel.current_token(), channel))
             return
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), contextlib.suppress(*LOST):
             await channel.aclose()
 
 
@@ -325,10 +391,8 @@ def prewarm_early(settings: Settings) -> None:
     client = HostClient(settings)
     try:
         client.request(prewarm_message(settings))
-    except (OSError, ValueError, HostMismatch, BackendUnavailable, StoreUnwritable) as exc:
+    except (OSError, ValueError, HostMismatch, RelayError) as exc:
         logger.info("Early relay host prewarm skipped: %s", exc)
-    finally:
-        client.close_idle()
 
 
 LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError,
@@ -344,10 +408,6 @@ def _rotate(log: Path) -> None:
 
 def _hello() -> dict[str, Any]:
     return {"op": "hello", "protocol": PROTOCOL, "version": __version__, "pid": os.getpid()}
-
-
-def _line(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def _read(stream: Any) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.asking import asker_for
 from gemini_relay.jobs.host.door import listen, take_host_lock
+from gemini_relay.jobs.host.handover import hold_for, predecessor_jobs
 from gemini_relay.jobs.host.registries import Registries
 from gemini_relay.jobs.host.runner import HostedRunner, LiveJob
 from gemini_relay.jobs.host.wire import (
@@ -42,6 +43,7 @@ from gemini_relay.jobs.host.wire import (
     Channel,
     decode_spec,
     encode_error,
+    older_peer,
     peer_uid,
     socket_path,
 )
@@ -117,6 +119,9 @@ class Host:
             async with anyio.create_task_group() as jobs:
                 self._jobs = jobs
                 async with anyio.create_task_group() as tg:
+                    if not self._private:  # a drained predecessor's runs count against this host's cap
+                        for job_id, backend in await anyio.to_thread.run_sync(predecessor_jobs, self.store):
+                            await tg.start(hold_for, self.store, self.engine, job_id, backend)
                     tg.start_soon(self._accept, listener)
                     if not self._private:  # a server's own host lives as long as its server
                         tg.start_soon(self._watch_idle)
@@ -242,10 +247,15 @@ class Host:
                 hello.get("op") == "hello" and hello.get("protocol") == PROTOCOL and hello.get("version") == __version__
             )
             await channel.send({"ok": match, "protocol": PROTOCOL, "version": __version__, "pid": os.getpid()})
+            older = not match and older_peer(hello)
             while True:
                 request = await channel.receive()
                 if not match and request.get("op") not in ("drain", "status"):
                     await channel.send({"error": {"kind": "version", "message": "protocol or version mismatch"}})
+                    continue
+                if older and request.get("op") == "drain":  # an older server defers: it never replaces a newer host
+                    logger.info("Refused to drain for an older relay (%s)", hello.get("version"))
+                    await channel.send({"draining": False, "refused": "this relay host is newer"})
                     continue
                 self._requests += 1
                 try:

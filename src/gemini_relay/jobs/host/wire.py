@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 import struct
@@ -25,9 +26,11 @@ from typing import Any
 from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from gemini_relay import __version__
 from gemini_relay.core import events as ev
 from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.jobs.store.base import JobConflict
 
@@ -38,12 +41,36 @@ MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels 
 # What the host reads of one request line: a create carries the prompt (at most 2 MiB inlined, escaped in JSON) and
 # the server's environment. A client that sends more (or never ends its line) is cut off, not buffered to 64 MB.
 MAX_REQUEST_LINE = 16 * 1024 * 1024
+_MIB = 1024 * 1024
 
 _EVENTS: dict[str, type[Any]] = {
     cls.__name__: cls
     for cls in (ev.SessionStarted, ev.TextDelta, ev.ToolCall, ev.ToolResult, ev.StreamNotice, ev.RunNotice,
                 ev.Spawned, ev.Finished)
 }  # fmt: skip
+
+
+def is_newer(protocol: int, version: str, *, than_protocol: int, than_version: str) -> bool:
+    """Whether a relay of (`protocol`, `version`) is newer than (`than_protocol`, `than_version`): the protocol
+    first, then the release numbers (a pre-release or local suffix sorts before its release). One host serves a
+    state dir: an older server defers to a newer host, a newer one drains an older host."""
+    return (protocol, _release(version)) > (than_protocol, _release(than_version))
+
+
+def older_peer(hello: dict[str, Any]) -> bool:
+    """Whether a `hello` comes from a relay older than this one (a malformed one counts as older)."""
+    try:
+        protocol = int(hello.get("protocol") or 0)
+    except (TypeError, ValueError):
+        return True
+    return is_newer(PROTOCOL, __version__, than_protocol=protocol, than_version=str(hello.get("version") or ""))
+
+
+def _release(version: str) -> tuple[tuple[int, ...], int]:
+    match = re.match(r"(\d+(?:\.\d+)*)(.*)", version.strip())
+    if match is None:
+        return (), 0
+    return tuple(int(part) for part in match[1].split(".")), 0 if match[2] else 1
 
 
 def host_dir(state_dir: Path) -> Path:
@@ -136,6 +163,24 @@ def decode_error(data: dict[str, Any]) -> RelayError:
 # --- framing --------------------------------------------------------------------------------------------------------
 
 
+def encode_line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def request_line(message: dict[str, Any]) -> bytes:
+    """A server's request as it goes on the wire. Raises InputError (naming the limit) for one past what the host
+    reads of a line: the host would cut the connection off, and the call would fail as a lost host."""
+    line = encode_line(message)
+    if len(line) > MAX_REQUEST_LINE:
+        raise InputError(
+            f"the request is {len(line) / _MIB:.1f} MiB, over the relay host's limit of {MAX_REQUEST_LINE // _MIB} "
+            "MiB per request (the prompt, with any files inlined into it). Nothing was run: shorten the prompt or "
+            "split the work across calls.",
+            field="prompt",
+        )
+    return line
+
+
 class Channel:
     """One connection: JSON objects in, JSON objects out, a line each."""
 
@@ -145,7 +190,10 @@ class Channel:
         self._max_line = max_line
 
     async def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        await self.stream.send(encode_line(message))
+
+    async def send_line(self, line: bytes) -> None:
+        """A line encoded already (request_line)."""
         await self.stream.send(line)
 
     async def receive(self) -> dict[str, Any]:
@@ -158,6 +206,52 @@ class Channel:
 
     async def aclose(self) -> None:
         await self.stream.aclose()
+
+
+class HostLost(RunFailed):
+    """The relay host went away (killed, idled out, replaced by another version) before it answered a request."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            f"The relay host went away before answering ({detail}) [host_lost, retryable].",
+            reason=FailureReason.HOST_LOST,
+            retryable=True,
+            recovery=(
+                "Retry the call: the next one reaches (or starts) a new relay host. If this keeps happening, see the "
+                "host's log (<state dir>/host/host.log), or set GEMINI_RELAY_HOST=off to run without it."
+            ),
+        )
+
+
+class HostUnresponsive(RunFailed):
+    """The relay host is there (its socket accepts) but did not answer a request within the bound."""
+
+    def __init__(self, seconds: float, pid: int | None = None) -> None:
+        who = f"the relay host (pid {pid})" if pid else "the relay host"
+        super().__init__(
+            f"{who[0].upper()}{who[1:]} did not answer within {seconds:g}s [host_unresponsive, retryable].",
+            reason=FailureReason.HOST_UNRESPONSIVE,
+            retryable=True,
+            recovery=(
+                "Retry the call in a moment (a host that is stopped or swapping may resume; the call may already be "
+                "queued there: gemini-jobs lists it). If it stays stuck, end that process and the next call starts a "
+                "new one; GEMINI_RELAY_HOST_TIMEOUT sets the bound."
+            ),
+        )
+
+
+class HostSuperseded(RunFailed):
+    """A newer relay serves this state dir: this (older) server defers to it rather than replace it, which would
+    put two hosts, and twice the cap, on one machine."""
+
+    def __init__(self, version: str, protocol: int) -> None:
+        super().__init__(
+            f"A newer gemini-relay ({version}, protocol {protocol}) runs the relay host of this state dir; this "
+            f"server ({__version__}, protocol {PROTOCOL}) defers to it and runs nothing [host_superseded].",
+            reason=FailureReason.HOST_SUPERSEDED,
+            retryable=False,
+            recovery="Restart this MCP server (reconnect it in its client) so that it runs the newer version.",
+        )
 
 
 class HostUntrusted(BackendUnavailable):
