@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,18 @@ DEFAULT_IMAGE_MODEL = "gemini-3.1-flash-image"
 DEFAULT_VIDEO_MODEL = "veo-3.1-generate-preview"
 DEFAULT_MUSIC_MODEL = "lyria-3-clip-preview"
 DEFAULT_CHAIN_RETRY_MS = 120_000
+# The relay's own name first: seed 003's (chrischall/gemini-mcp) names are accepted so a user's config carries over.
+OUTPUT_DIR_ENVS = ("GEMINI_RELAY_MEDIA_DIR", "GEMINI_OUTPUT_DIR")
+INPUT_DIR_ENVS = ("GEMINI_RELAY_MEDIA_INPUT_DIR", "GEMINI_INPUT_DIR")
+
+
+def first_env(env: Mapping[str, str], names: tuple[str, ...]) -> str:
+    """The first of `names` set to something non-blank (the relay's own name wins over the seed's alias)."""
+    for name in names:
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    return ""
 
 
 @dataclass(frozen=True)
@@ -34,9 +47,9 @@ class MediaConfig:
     def from_settings(cls, settings: Settings) -> MediaConfig:
         env = settings.env
         root = Path(os.path.realpath(settings.project_root))
-        chosen = env.get("GEMINI_RELAY_MEDIA_DIR", "").strip()
+        chosen = first_env(env, OUTPUT_DIR_ENVS)
         out_dir = Path(os.path.realpath(Path(chosen).expanduser() if chosen else root / DEFAULT_MEDIA_DIR))
-        raw_input = env.get("GEMINI_RELAY_MEDIA_INPUT_DIR", "").strip()
+        raw_input = first_env(env, INPUT_DIR_ENVS)
         raw_chain = env.get("GEMINI_CHAIN_RETRY_MS", "").strip()
         try:
             chain = int(raw_chain) if raw_chain else DEFAULT_CHAIN_RETRY_MS
