@@ -49,7 +49,8 @@ class StructuredInput(ToolInput):
 async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> Reply:
     schema = load_schema(args.json_schema, field="schema", max_bytes=MAX_SCHEMA_BYTES)
     root = deps.resolve_cwd(args.working_directory, "workingDirectory")
-    files = [_checked_file(root, f) for f in args.files or []]
+    where = "the working directory" if args.working_directory is not None else "the project root"
+    files = [_checked_file(root, f, where) for f in args.files or []]
     request = PromptRequest(
         tool=call.tool,
         prompt=build_structured_prompt(args.prompt, files),
@@ -69,18 +70,18 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
     return Reply(body, {"structured": True, "repaired": answer.repaired, "model": answer.model}, structured=data)
 
 
-def _checked_file(root: Path, raw: str) -> str:
+def _checked_file(root: Path, raw: str, where: str) -> str:
     """A `files` entry as a root-relative path (root: the working directory) to an existing text file; InputError
     otherwise (before any run)."""
     if not raw.strip() or any(ch.isspace() for ch in raw):
-        raise InputError(f"files entry {raw!r} must be a path without spaces, relative to the working directory")
+        raise InputError(f"files entry {raw!r} must be a path without spaces, relative to {where}")
     real_root = os.path.realpath(root)
     real = os.path.realpath(Path(real_root) / raw)
     if Path(raw).is_absolute() or raw.startswith("~") or not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise InputError(f"files entry {raw!r} is outside the working directory {root}")
+        raise InputError(f"files entry {raw!r} is outside {where} {root}")
     path = Path(real)
     if not path.is_file():
-        raise InputError(f"files entry {raw!r} is not a file in the working directory")
+        raise InputError(f"files entry {raw!r} is not a file in {where}")
     try:
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
