@@ -57,3 +57,18 @@ async def test_a_working_directory_outside_the_allowed_roots_is_refused_before_a
     for result in (search, structured):
         assert result.is_error and "outside GEMINI_RELAY_ALLOWED_ROOTS" in text_of(result)
     assert relay.backend.specs == []
+
+
+async def test_every_review_tool_reply_carries_its_duration_in_meta_and_a_default_tool_does_not(
+    relay: InMemory,
+) -> None:
+    relay.backend.queue(answer("See https://example.com/a"))
+    relay.backend.queue(answer(json.dumps({"n": 1})))
+    relay.backend.queue(answer("plain"))
+    async with relay.client(**REVIEW) as client:
+        search = await client.call_tool("gemini-search", {"query": "anything"})
+        structured = await client.call_tool("gemini-structured", {"prompt": "p", "schema": SCHEMA})
+        ask = await client.call_tool("gemini-ask", {"prompt": "p"})
+    for result in (search, structured):
+        assert result.meta is not None and isinstance(result.meta["durationMs"], int) and result.meta["durationMs"] >= 0
+    assert "durationMs" not in (ask.meta or {})
