@@ -125,3 +125,26 @@ async def test_the_edits_are_withheld_when_the_run_wrote_files(relay: InMemory) 
     assert text.startswith("⚠️ The agent changed files in the working tree during this run: written.txt.")
     assert "Its edits were withheld" in text and "### Edit" not in text
     assert result.meta == {"appliedWrites": True, "changedFiles": ["written.txt"]}
+
+
+@pytest.mark.spawns_git
+async def test_outside_a_git_repository_meta_says_the_write_guard_was_off_and_why(relay: InMemory) -> None:
+    relay.backend.queue(answer(edit_block("app.py", 2, "    return 1", "    return 2")))
+    async with relay.client(PATH="/usr/bin:/bin") as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "bump it", "changeMode": True})
+    assert not result.is_error, text_of(result)
+    assert text_of(result).startswith("ChangeMode Summary") or "### Edit 1: app.py" in text_of(result)
+    assert result.meta is not None and result.meta["edits"]
+    assert (
+        str(result.meta["writeGuard"]).startswith("off: ") and "is not a git working tree" in result.meta["writeGuard"]
+    )
+
+
+@pytest.mark.spawns_git
+async def test_inside_a_git_repository_a_clean_run_has_no_write_guard_warning(relay: InMemory) -> None:
+    GitRepo.create(relay.project, {"app.py": "def main():\n    return 1\n"})
+    relay.backend.queue(answer(edit_block("app.py", 2, "    return 1", "    return 2")))
+    async with relay.client(PATH="/usr/bin:/bin") as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "bump it", "changeMode": True})
+    assert not result.is_error and result.meta is not None and result.meta["edits"]
+    assert "writeGuard" not in result.meta

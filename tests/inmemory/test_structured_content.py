@@ -10,8 +10,9 @@ import mcp_types as types
 import pytest
 
 from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
+from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.git_repo import GitRepo
-from tests.inmemory.conftest import InMemory
+from tests.inmemory.conftest import InMemory, on_the_api, text_of
 from tests.inmemory.scripted import USAGE, answer
 from tests.tools.test_output_schemas import ALL, DATA_TOOLS, valid
 
@@ -73,3 +74,17 @@ async def test_a_plain_answer_carries_no_structured_content(relay: InMemory) -> 
         result = await client.call_tool("gemini-ask", {"prompt": "just text"})
     assert result.structured_content is None
     assert [block.type for block in result.content] == ["text"]
+
+
+async def test_gemini_models_lists_ids_for_model_and_pairs_each_with_its_label(
+    relay: InMemory, emulator: FakeGeminiApi
+) -> None:
+    async with relay.client(**on_the_api(emulator)) as client:
+        schema = {t.name: t.output_schema for t in (await client.list_tools()).tools}["gemini-models"]
+        result = await client.call_tool("gemini-models", {})
+    data = result.structured_content or {}
+    assert schema is not None
+    valid(schema, data)
+    assert data["models"] and all(isinstance(m, str) and "—" not in m for m in data["models"])
+    assert [d["id"] for d in data["model_details"]] == data["models"]  # in the same order, as seed 001 has it
+    assert all(d["id"] in text_of(result) for d in data["model_details"])  # the text is unchanged and names them

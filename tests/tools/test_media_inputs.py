@@ -152,3 +152,21 @@ def test_a_file_to_upload_is_read_from_the_descriptor_checked_not_reopened_by_na
         assert handle.read() == TINY_PNG and ref.mime_type == "image/png"
     with pytest.raises(InputError, match="resolves outside"):
         media_refs.open_local("ref.png", cfg, "path")
+
+
+def test_the_seeds_output_and_input_dir_names_are_accepted_and_the_relays_own_names_win(tmp_path: Path) -> None:
+    inputs, other = tmp_path / "inputs", tmp_path / "other"
+    inputs.mkdir()
+    other.mkdir()
+    seed = config(tmp_path, GEMINI_OUTPUT_DIR=str(tmp_path / "out"), GEMINI_INPUT_DIR=str(inputs))
+    assert seed.output_dir(None) == (tmp_path / "out").resolve()
+    assert seed.input_roots()[0] == inputs.resolve()
+    both = config(
+        tmp_path,
+        GEMINI_OUTPUT_DIR=str(tmp_path / "out"),
+        GEMINI_RELAY_MEDIA_DIR=str(tmp_path / "mine"),
+        GEMINI_INPUT_DIR=str(inputs),
+        GEMINI_RELAY_MEDIA_INPUT_DIR=str(other),
+    )
+    assert both.output_dir(None) == (tmp_path / "mine").resolve()
+    assert both.input_roots()[0] == other.resolve()

@@ -62,10 +62,12 @@ class StoredFile:
 
 @dataclass(frozen=True)
 class ModelListing:
-    """gemini-models' body for one backend: its lines, and notices (a fallback list, say)."""
+    """gemini-models' body for one backend: its lines, notices (a fallback list, say), and each model as
+    (id, label) for structuredContent (seed 001's models / model_details)."""
 
     lines: list[str]
     notices: list[str] = field(default_factory=list[str])
+    models: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
 
 
 @dataclass(frozen=True)

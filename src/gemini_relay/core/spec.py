@@ -41,6 +41,7 @@ class MediaRequest:
     duration_seconds: int | None = None
     negative_prompt: str | None = None
     target_name: str | None = None  # the exact file name of a single output (gemini-image's outputPath)
+    timeout_ms: int | None = None  # each upstream request's bound (timeoutMs / GEMINI_TIMEOUT_MS); None: the run's
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -9,6 +9,7 @@ refused by the same schema clients see.
 from __future__ import annotations
 
 import mimetypes
+import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -156,6 +157,7 @@ class RelayServer:
             parsed = tool.input_model.model_validate(arguments)
         except ValidationError as exc:
             return _error(name, f"Invalid arguments for {name}: {describe_validation(exc, tool.input_model)}")
+        started = time.monotonic()
         try:
             reply = await tool.handler(deps, parsed, call)
         except RunFailed as exc:
@@ -194,7 +196,10 @@ class RelayServer:
                 content.append(types.ImageContent(type="image", data=link.inline_b64, mime_type=mime))
             elif link.inline_b64 is not None and mime.startswith("audio/"):
                 content.append(types.AudioContent(type="audio", data=link.inline_b64, mime_type=mime))
-        return types.CallToolResult(content=content, structured_content=structured, is_error=False, _meta=reply.meta)
+        meta = reply.meta
+        if tool.toolset is Toolset.REVIEW:  # seed 002: every review tool's _meta carries its wall time
+            meta = {**(meta or {}), "durationMs": round((time.monotonic() - started) * 1000)}
+        return types.CallToolResult(content=content, structured_content=structured, is_error=False, _meta=meta)
 
     def _failure(self, tool: AnyTool, message: str, *, unusable: bool = False) -> types.CallToolResult:
         """A failed call's result. The first reply of the process, failed or not, says which backend runs and why

@@ -10,9 +10,8 @@ import anyio
 
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.server.relay import RelayServer
+from gemini_relay.tools.media.config import OUTPUT_DIR_ENVS, first_env
 from gemini_relay.transports.stdio import serve_stdio
-
-MEDIA_DIR_ENV = "GEMINI_RELAY_MEDIA_DIR"  # where generated media is written (issue 11); default inside the project
 
 if TYPE_CHECKING:
     import socket
@@ -57,7 +56,7 @@ def _page(deps: Deps) -> Page | None:
         return None
     settings = deps.settings
     roots = [settings.project_root]
-    media = settings.env.get(MEDIA_DIR_ENV, "").strip()
+    media = first_env(settings.env, OUTPUT_DIR_ENVS)  # where generated media is written, by either name
     if media:
         roots.append(Path(media).expanduser())
     if settings.image_dir is not None:

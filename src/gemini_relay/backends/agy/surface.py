@@ -54,7 +54,8 @@ async def model_listing(agy: AgyView) -> ModelListing:
         "",
         "Non-Gemini models draw on a separate quota group (see gemini-doctor).",
     ]
-    return ModelListing(lines, [catalog.notice] if catalog.notice and not catalog.live else [])
+    notices = [catalog.notice] if catalog.notice and not catalog.live else []
+    return ModelListing(lines, notices, [(m.id, m.label or m.id) for m in catalog.models])
 
 
 async def conversation_rows(agy: AgyView, limit: int) -> ConversationRows:

@@ -113,7 +113,8 @@ class ApiBackend:
             "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in GEMINI_ALIASES.items()),
             f"Default: {default}",
         ]
-        return ModelListing(lines, [catalog.notice] if catalog.notice and not catalog.live else [])
+        notices = [catalog.notice] if catalog.notice and not catalog.live else []
+        return ModelListing(lines, notices, [(m.id, m.label or m.id) for m in catalog.models])
 
     async def conversation_rows(self, limit: int) -> ConversationRows:
         return ConversationRows("Gemini API", self.list_conversations(limit))

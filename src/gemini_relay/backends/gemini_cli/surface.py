@@ -51,7 +51,7 @@ async def model_listing(gemini: GeminiCliView) -> ModelListing:
         "",
         "Any other model id your API key can use is passed through with -m.",
     ]
-    return ModelListing(lines)
+    return ModelListing(lines, models=[(model, model) for model in GEMINI_MODELS])
 
 
 async def conversation_rows(gemini: GeminiCliView, limit: int) -> ConversationRows:

@@ -148,7 +148,17 @@ CONSENSUS: dict[str, Any] = reply_schema(
     ["answers"],
 )
 MODELS: dict[str, Any] = reply_schema(
-    {"backend": _STR, "notices": _STRS, "agents": {"type": ["array", "null"], "items": _STR}}, ["backend", "notices"]
+    {
+        "backend": _STR,
+        "notices": _STRS,
+        "agents": {"type": ["array", "null"], "items": _STR},
+        "models": _STRS,
+        "model_details": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"id": _STR, "label": _STR}, "required": ["id", "label"]},
+        },
+    },
+    ["backend", "notices"],
 )
 CONVERSATIONS: dict[str, Any] = reply_schema(
     {

@@ -145,6 +145,9 @@ def _context_meta(prepared: Prepared | None) -> dict[str, object] | None:
     return {"context": context_meta(prepared.packed, prepared.counter_model)}
 
 
+UNGUARDED = "off: {root} is not a git working tree (or git is missing); writes the agent made could not be detected"
+
+
 def _changemode_reply(
     deps: Deps, outcome: RunResult, notices: tuple[str, ...], index: int | None, writes: WriteCheck | None
 ) -> Reply:
@@ -158,6 +161,8 @@ def _changemode_reply(
     chosen = min(index or 1, len(bodies))
     text = bodies[chosen - 1] + changemode_footer(chosen, len(bodies), key)
     meta: dict[str, object] = {"edits": edits_as_meta(edits)}
+    if writes is None:  # 000 answers outside git too (seed 002 refuses): _meta says the guard was off, and why
+        meta["writeGuard"] = UNGUARDED.format(root=deps.settings.project_root)
     if key is not None:
         meta.update(chunked=True, chunkCacheKey=key, chunkIndex=chosen, totalChunks=len(bodies))
     return Reply(with_notices(notices, text), meta)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+from pathlib import Path
+
 from pydantic import Field
 
 from gemini_relay.backends.capabilities import Conversation
@@ -15,10 +19,27 @@ from gemini_relay.tools.common.progress import CallProgress
 
 class ConversationsInput(ToolInput):
     limit: int = Field(20, ge=1, le=100, description="How many recent conversations to list (1–100).")
+    dir: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="Only the conversations whose working directory is this one (made absolute from the project "
+        "root, symlinks resolved).",
+    )
+
+
+SCAN_LIMIT = 1000  # with `dir`, the newest this many are read, then filtered (a directory's rows may be older)
 
 
 async def conversations(deps: Deps, args: ConversationsInput, call: CallProgress) -> Reply:
-    rows = await deps.registry.conversations().conversation_rows(args.limit)
+    lister = deps.registry.conversations()
+    if args.dir is None:
+        rows = await lister.conversation_rows(args.limit)
+    else:
+        wanted = _canonical(deps.settings.project_root, args.dir)
+        rows = await lister.conversation_rows(SCAN_LIMIT)
+        kept = [c for c in rows.conversations if c.cwd and _canonical(deps.settings.project_root, c.cwd) == wanted]
+        rows = replace(rows, conversations=kept[: args.limit])
     data = {
         "source": rows.source,
         "conversations": [
@@ -30,6 +51,11 @@ async def conversations(deps: Deps, args: ConversationsInput, call: CallProgress
     if not rows.conversations:
         return Reply(with_notices(rows.notices, f"No saved {rows.source} conversations were found."), structured=data)
     return Reply(with_notices(rows.notices, _table(rows.conversations)), structured=data)
+
+
+def _canonical(root: Path, raw: str) -> str:
+    """Seed 001's dir filter: made absolute, with best-effort symlink resolution (a gone directory still matches)."""
+    return os.path.realpath(root / Path(raw).expanduser())
 
 
 def _table(found: list[Conversation]) -> str:

@@ -19,7 +19,14 @@ async def models(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     notices = list(listing.notices)
     agents, lines = await _agents(deps, notices)
     # The listing itself is the text; `agents`: the names `agent` takes, null where the backend has none.
-    data = {"backend": deps.selection().backend, "notices": notices, "agents": agents}
+    # models / model_details: seed 001's list_models shape, ids alone (for `model`) and each id with its label.
+    data = {
+        "backend": deps.selection().backend,
+        "notices": notices,
+        "agents": agents,
+        "models": [model_id for model_id, _ in listing.models],
+        "model_details": [{"id": model_id, "label": label} for model_id, label in listing.models],
+    }
     return Reply(with_notices(notices, "\n".join([*listing.lines, "", *lines])), structured=data)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,21 @@ DEFAULT_IMAGE_MODEL = "gemini-3.1-flash-image"
 DEFAULT_VIDEO_MODEL = "veo-3.1-generate-preview"
 DEFAULT_MUSIC_MODEL = "lyria-3-clip-preview"
 DEFAULT_CHAIN_RETRY_MS = 120_000
+# Seed 003's upstream request timeout: an image request is bounded by a minute, two at 4K.
+DEFAULT_TIMEOUT_MS = 60_000
+DEFAULT_4K_TIMEOUT_MS = 120_000
+# The relay's own name first: seed 003's (chrischall/gemini-mcp) names are accepted so a user's config carries over.
+OUTPUT_DIR_ENVS = ("GEMINI_RELAY_MEDIA_DIR", "GEMINI_OUTPUT_DIR")
+INPUT_DIR_ENVS = ("GEMINI_RELAY_MEDIA_INPUT_DIR", "GEMINI_INPUT_DIR")
+
+
+def first_env(env: Mapping[str, str], names: tuple[str, ...]) -> str:
+    """The first of `names` set to something non-blank (the relay's own name wins over the seed's alias)."""
+    for name in names:
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    return ""
 
 
 @dataclass(frozen=True)
@@ -29,14 +45,15 @@ class MediaConfig:
     video_model: str
     music_model: str
     chain_retry_ms: int
+    timeout_ms: int | None = None  # GEMINI_TIMEOUT_MS: each upstream request's bound, when the operator sets one
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MediaConfig:
         env = settings.env
         root = Path(os.path.realpath(settings.project_root))
-        chosen = env.get("GEMINI_RELAY_MEDIA_DIR", "").strip()
+        chosen = first_env(env, OUTPUT_DIR_ENVS)
         out_dir = Path(os.path.realpath(Path(chosen).expanduser() if chosen else root / DEFAULT_MEDIA_DIR))
-        raw_input = env.get("GEMINI_RELAY_MEDIA_INPUT_DIR", "").strip()
+        raw_input = first_env(env, INPUT_DIR_ENVS)
         raw_chain = env.get("GEMINI_CHAIN_RETRY_MS", "").strip()
         try:
             chain = int(raw_chain) if raw_chain else DEFAULT_CHAIN_RETRY_MS
@@ -44,6 +61,13 @@ class MediaConfig:
             raise ConfigError(f"GEMINI_CHAIN_RETRY_MS={raw_chain!r} is not a whole number of milliseconds") from None
         if chain < 0:
             raise ConfigError(f"GEMINI_CHAIN_RETRY_MS={raw_chain!r} must be ≥ 0")
+        raw_timeout = env.get("GEMINI_TIMEOUT_MS", "").strip()
+        try:
+            timeout = int(raw_timeout) if raw_timeout else None
+        except ValueError:
+            raise ConfigError(f"GEMINI_TIMEOUT_MS={raw_timeout!r} is not a whole number of milliseconds") from None
+        if timeout is not None and timeout <= 0:
+            raise ConfigError(f"GEMINI_TIMEOUT_MS={raw_timeout!r} must be > 0")
         return cls(
             root=root,
             out_dir=out_dir,
@@ -53,7 +77,22 @@ class MediaConfig:
             video_model=env.get("GEMINI_VIDEO_MODEL", "").strip() or DEFAULT_VIDEO_MODEL,
             music_model=env.get("GEMINI_MUSIC_MODEL", "").strip() or DEFAULT_MUSIC_MODEL,
             chain_retry_ms=chain,
+            timeout_ms=timeout,
         )
+
+    def request_timeout_ms(
+        self, per_call: int | None, image_size: str | None = None, *, image: bool = True
+    ) -> int | None:
+        """Each upstream request's bound: the call's timeoutMs, else GEMINI_TIMEOUT_MS, else (images) the seed's
+        default, 60 s or 120 s at 4K. Video and music keep the run's own bound unless one is set: one omni or
+        Lyria request can outrun a minute."""
+        if per_call is not None:
+            return per_call
+        if self.timeout_ms is not None:
+            return self.timeout_ms
+        if not image:
+            return None
+        return DEFAULT_4K_TIMEOUT_MS if image_size == "4K" else DEFAULT_TIMEOUT_MS
 
     def output_dir(
         self, raw: str | None, field: str = "outputDir", shown: str | None = None, room: int = GENERATED_NAME_BYTES

@@ -69,6 +69,7 @@ async def image_job(deps: Deps, call: CallProgress, args: ImageOptions, kind: st
         image_size=args.image_size,
         file_stem=args.filename,
         chain_retry_ms=config.chain_retry_ms,
+        timeout_ms=config.request_timeout_ms(args.timeout_ms, args.image_size),
         **fields,
     )
     return await run_media(deps, call, media_spec(deps, call, prompt, media), controls(args, args.inline))

@@ -55,6 +55,7 @@ async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgres
         file_stem=args.filename,
         previous_interaction_id=previous,
         chain_retry_ms=config.chain_retry_ms,
+        timeout_ms=config.request_timeout_ms(args.timeout_ms, args.image_size),
     )
     reply = await run_media(deps, call, media_spec(deps, call, args.input, media), controls(args, args.inline), extra)
     made = (reply.meta or {}).get("interaction_id")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText, ToolInput
 
@@ -63,6 +63,13 @@ class ReferencesInput(JobControlsInput):
         max_length=4,
         description="Last resort: base64 images through the tool call (~14k tokens each, corrupted by truncated "
         "reads). Prefer images, imagesFileUris or imagesUrl.",
+    )
+    timeout_ms: int | None = Field(
+        None,
+        ge=1,
+        le=3_600_000,
+        validation_alias=AliasChoices("timeoutMs", "timeout_ms"),  # the seed's spelling carries over
+        description="Bound on each upstream request in ms (default GEMINI_TIMEOUT_MS; for images 60000, 120000 at 4K).",
     )
 
 

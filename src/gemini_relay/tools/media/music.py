@@ -29,6 +29,7 @@ async def music(deps: Deps, args: MusicInput, call: CallProgress) -> Reply:
         model=args.model or config.music_model,
         references=await references(deps, config, args),
         file_stem=args.filename,
+        timeout_ms=config.request_timeout_ms(args.timeout_ms, image=False),
     )
     return await run_media(deps, call, media_spec(deps, call, args.prompt, media), controls(args, args.inline))
 

@@ -38,6 +38,7 @@ async def video(deps: Deps, args: VideoInput, call: CallProgress) -> Reply:
         duration_seconds=args.duration_seconds,
         negative_prompt=args.negative_prompt,
         file_stem=args.filename,
+        timeout_ms=config.request_timeout_ms(args.timeout_ms, image=False),
     )
     return await run_media(deps, call, media_spec(deps, call, args.prompt, media), controls(args))
 

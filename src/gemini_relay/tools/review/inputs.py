@@ -19,6 +19,13 @@ _WORKDIR = (
 )
 
 
+WORKING_DIRECTORY = (
+    "The directory the run works in (realpath-resolved, relative to the project root); @ references and files are "
+    "read from it and refused outside it; refused outside GEMINI_RELAY_ALLOWED_ROOTS when that is set. Default: the "
+    "project root."
+)
+
+
 class DiffInput(ToolInput):
     """Which diff: the uncommitted work (the default) or base...HEAD, of the repository at workingDirectory."""
 

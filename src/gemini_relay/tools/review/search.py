@@ -13,7 +13,7 @@ from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
-from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS
+from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS, WORKING_DIRECTORY
 
 SOURCES_MARKER = "🔗 Sources:"
 
@@ -23,6 +23,7 @@ class SearchInput(ToolInput):
     model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
     max_response_length: int | None = Field(None, ge=1, le=MAX_WORDS, description=LENGTH_LIMIT)
     timeout_seconds: float | None = timeout_field()
+    working_directory: str | None = Field(None, min_length=1, max_length=4096, description=WORKING_DIRECTORY)
 
 
 async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
@@ -38,6 +39,7 @@ async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
             inline=False,  # a query is not a file reference
             timeout_seconds=args.timeout_seconds,
             explicit=frozenset(args.model_fields_set),
+            cwd=deps.resolve_cwd(args.working_directory, "workingDirectory"),
         ),
     )
     outcome = result.outcome

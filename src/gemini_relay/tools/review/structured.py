@@ -20,6 +20,7 @@ from gemini_relay.tools.common.inputs import PathText, ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest
 from gemini_relay.tools.common.structured import run_structured
+from gemini_relay.tools.review.inputs import WORKING_DIRECTORY
 
 MAX_FILES = 20
 _SNIFF_BYTES = 8 * 1024
@@ -38,15 +39,18 @@ class StructuredInput(ToolInput):
     files: list[PathText] | None = Field(
         None,
         max_length=MAX_FILES,
-        description=f"Up to {MAX_FILES} text files (paths inside the project root) sent along with the prompt.",
+        description=f"Up to {MAX_FILES} text files (paths inside the working directory) sent along with the prompt.",
     )
     model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
     timeout_seconds: float | None = timeout_field()
+    working_directory: str | None = Field(None, min_length=1, max_length=4096, description=WORKING_DIRECTORY)
 
 
 async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> Reply:
     schema = load_schema(args.json_schema, field="schema", max_bytes=MAX_SCHEMA_BYTES)
-    files = [_checked_file(deps.settings.project_root, f) for f in args.files or []]
+    root = deps.resolve_cwd(args.working_directory, "workingDirectory")
+    where = "the working directory" if args.working_directory is not None else "the project root"
+    files = [_checked_file(root, f, where) for f in args.files or []]
     request = PromptRequest(
         tool=call.tool,
         prompt=build_structured_prompt(args.prompt, files),
@@ -54,6 +58,7 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
         mode="plan",  # read-only: the answer is data, the agent has nothing to change
         timeout_seconds=args.timeout_seconds,
         explicit=frozenset(args.model_fields_set),
+        cwd=root,  # @ references are jailed to it too
     )
     answer = await run_structured(deps, call, request, schema)
     notices = list(dict.fromkeys(n for n in answer.notices if not n.startswith(_TRANSPORT_NOTICE)))
@@ -65,17 +70,18 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
     return Reply(body, {"structured": True, "repaired": answer.repaired, "model": answer.model}, structured=data)
 
 
-def _checked_file(root: Path, raw: str) -> str:
-    """A `files` entry as a root-relative path to an existing text file; InputError otherwise (before any run)."""
+def _checked_file(root: Path, raw: str, where: str) -> str:
+    """A `files` entry as a root-relative path (root: the working directory) to an existing text file; InputError
+    otherwise (before any run)."""
     if not raw.strip() or any(ch.isspace() for ch in raw):
-        raise InputError(f"files entry {raw!r} must be a path without spaces, relative to the project root")
+        raise InputError(f"files entry {raw!r} must be a path without spaces, relative to {where}")
     real_root = os.path.realpath(root)
     real = os.path.realpath(Path(real_root) / raw)
     if Path(raw).is_absolute() or raw.startswith("~") or not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise InputError(f"files entry {raw!r} is outside the project root {root}")
+        raise InputError(f"files entry {raw!r} is outside {where} {root}")
     path = Path(real)
     if not path.is_file():
-        raise InputError(f"files entry {raw!r} is not a file in the project root")
+        raise InputError(f"files entry {raw!r} is not a file in {where}")
     try:
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)

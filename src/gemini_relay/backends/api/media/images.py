@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import anyio
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -30,9 +31,17 @@ def _part(ref: Resolved) -> types.Part:
 
 
 async def generate(
-    auth: ApiAuth, model: str, prompt: str, refs: list[Resolved], *, aspect_ratio: str | None, size: str | None
+    auth: ApiAuth,
+    model: str,
+    prompt: str,
+    refs: list[Resolved],
+    *,
+    aspect_ratio: str | None,
+    size: str | None,
+    timeout_ms: int | None = None,
 ) -> ImageAnswer:
-    """One generateContent call; RunFailed with the safety, quota-wall or expired-file message when it fails."""
+    """One generateContent call; RunFailed with the safety, quota-wall or expired-file message when it fails, or
+    when no answer came within `timeout_ms` (the whole request, whatever HTTP stack the SDK picked)."""
     config = types.GenerateContentConfig(
         response_modalities=["TEXT", "IMAGE"],
         image_config=types.ImageConfig(aspect_ratio=aspect_ratio, image_size=size) if aspect_ratio or size else None,
@@ -40,7 +49,13 @@ async def generate(
     contents = [types.Content(role="user", parts=[*(_part(r) for r in refs), types.Part(text=prompt)])]
     client = auth.client()
     try:
-        response = await client.aio.models.generate_content(model=model, contents=contents, config=config)
+        with anyio.fail_after(timeout_ms / 1000 if timeout_ms is not None else None):
+            response = await client.aio.models.generate_content(model=model, contents=contents, config=config)
+    except TimeoutError:
+        raise RunFailed(
+            f"gemini-api: {model} did not answer within {timeout_ms} ms (timeoutMs, GEMINI_TIMEOUT_MS); nothing was "
+            "written. A 4K or Pro image can take longer: raise timeoutMs."
+        ) from None
     except genai_errors.APIError as exc:
         code = int(exc.code) if isinstance(exc.code, int) else 0
         error = MediaApiError(code, str(exc.status or ""), str(exc.message or exc))

@@ -27,6 +27,7 @@ class Rest:
             )
         self._base = auth.base_url.rstrip("/") + "/"
         self._headers = {"x-goog-api-key": auth.api_key}
+        self._timeout = timeout
         self._client = httpx2.AsyncClient(timeout=timeout, follow_redirects=False)
 
     def url(self, path: str) -> str:
@@ -50,6 +51,10 @@ class Rest:
     async def _send(self, method: str, path: str, body: dict[str, Any] | None) -> httpx2.Response:
         try:
             response = await self._client.request(method, self.url(path), json=body, headers=self._headers)
+        except httpx2.TimeoutException as exc:
+            raise RunFailed(
+                f"{COMMAND}: no answer from {self._base} within {self._timeout:g} s (timeoutMs, GEMINI_TIMEOUT_MS)"
+            ) from exc
         except httpx2.TransportError as exc:
             raise RunFailed(f"{COMMAND} could not reach {self._base}: {exc}", retryable=True) from exc
         if response.status_code >= 400:

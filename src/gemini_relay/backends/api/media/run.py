@@ -37,6 +37,11 @@ def _add(a: Usage, b: Usage) -> Usage:
     )
 
 
+def _request_timeout(spec: RunSpec, media: MediaRequest) -> float:
+    """Seconds each REST request may take: the call's timeoutMs / GEMINI_TIMEOUT_MS, else the run's, capped."""
+    return media.timeout_ms / 1000 if media.timeout_ms is not None else min(spec.timeout_seconds, 600.0)
+
+
 async def run_media(auth: ApiAuth, spec: RunSpec, state_dir: Path) -> AsyncGenerator[AgentEvent, None]:
     media = spec.media
     assert media is not None and media.model is not None
@@ -60,7 +65,13 @@ async def run_media(auth: ApiAuth, spec: RunSpec, state_dir: Path) -> AsyncGener
                 label = "master" if media.kind == "set" and index == 0 else f"image {index * count + n + 1}"
                 yield TextDelta(f"Generating {label} with {media.model}…\n")
                 answer = await images.generate(
-                    auth, media.model, prompt, scene_refs, aspect_ratio=media.aspect_ratio, size=media.image_size
+                    auth,
+                    media.model,
+                    prompt,
+                    scene_refs,
+                    aspect_ratio=media.aspect_ratio,
+                    size=media.image_size,
+                    timeout_ms=media.timeout_ms,
                 )
                 usage = _add(usage, answer.usage)
                 data, mime = answer.images[0]
@@ -78,7 +89,7 @@ async def run_media(auth: ApiAuth, spec: RunSpec, state_dir: Path) -> AsyncGener
                 yield event
         usage = info.pop("_usage")
     elif media.kind in ("video", "music"):
-        rest = Rest(auth, timeout=min(spec.timeout_seconds, 600.0))
+        rest = Rest(auth, timeout=_request_timeout(spec, media))
         try:
             yield TextDelta(f"Generating {media.kind} with {media.model} (this can take minutes)…\n")
             if media.kind == "video":
@@ -146,7 +157,7 @@ async def _interact(
         fmt["image_size"] = media.image_size
     previous = media.previous_interaction_id
     uris = [r.name for r in refs if r.name]
-    rest = Rest(auth, timeout=min(spec.timeout_seconds, 600.0))
+    rest = Rest(auth, timeout=_request_timeout(spec, media))
     try:
         body = interactions.body_for(media.model, spec.prompt, refs, previous=previous, response_format=fmt)
         yield TextDelta(f"Interaction turn with {media.model}{' chained on ' + previous if previous else ''}…\n")
