@@ -14,7 +14,7 @@ from gemini_relay.tools.common.progress import CallProgress
 
 
 class ConversationsInput(ToolInput):
-    limit: int = Field(20, ge=1, le=100, description="How many recent conversations to list (1–100).")
+    limit: int = Field(20, ge=1, le=100)
 
 
 async def conversations(deps: Deps, args: ConversationsInput, call: CallProgress) -> Reply:
@@ -46,10 +46,7 @@ def _cell(text: str) -> str:
 TOOL = ToolDef(
     name="gemini-conversations",
     toolset=None,
-    description=(
-        "List recent saved conversations (id, last active, working directory, first prompt); pass an id to "
-        "gemini-ask as conversationId to continue it."
-    ),
+    description=("Recent saved conversations; pass an id to gemini-ask as conversationId to continue one."),
     input_model=ConversationsInput,
     handler=conversations,
     read_only=True,
