@@ -134,7 +134,7 @@ def test_required_lists_exactly_the_fields_without_defaults(model: type[ToolInpu
 # repeat them, and every client pays for the default tools' definitions on every turn (test_tool_budget.py).
 SELF_DESCRIBED = frozenset(
     {"effort", "timeoutSeconds", "aspectRatio", "size", "overwrite", "limit", "methodology", "ideaCount"}
-    | {"includeAnalysis", "includeUsage"}
+    | {"includeAnalysis", "includeUsage", "domain"}
 )
 
 

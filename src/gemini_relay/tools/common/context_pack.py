@@ -42,7 +42,7 @@ class ContextOptions(ToolInput):
         None,
         min_length=1,
         max_length=MAX_FILES_ENTRIES,
-        description="Project files, directories or globs to send whole, within tokenBudget.",
+        description="Project files, dirs or globs to send whole (within tokenBudget).",
     )
     token_budget: int | None = Field(
         None,

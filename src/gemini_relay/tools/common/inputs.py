@@ -43,7 +43,7 @@ class PromptOptions(ToolInput):
 
     prompt: str = Field(
         min_length=1,
-        description="The request; @path includes a project file, directory (@.) or glob (@src/**/*.ts).",
+        description="The request; @file, @. or @src/**/*.ts include project files.",
     )
     model: str | None = Field(
         None,
@@ -57,12 +57,12 @@ class PromptOptions(ToolInput):
     add_dirs: list[PathText] | None = Field(None, description="Extra directories the agent may read.")
     conversation_id: str | None = Field(
         None,
-        description="Continue this conversation (a reply's 🧵 conversationId).",
+        description="A reply's 🧵 conversationId, to continue it.",
     )
     agent: str | None = Field(None, description="A custom agent (agent.md) to run.")
     allow_slash_commands: bool = Field(
         False,
-        description="Expand a leading '/' as the agent's command or skill.",
+        description="Expand a leading '/' command or skill.",
     )
     skip_permissions: bool = Field(False, description="Run agent tools without approval (yolo).")
     include_usage: bool = Field(False, description="Append token usage (not with jsonSchema).")

@@ -48,7 +48,7 @@ class AskInput(ContextOptions, PromptOptions):
         None,
         ge=1,
         le=100_000,
-        description="A soft limit on the answer, in words.",
+        description="Soft answer length limit, in words.",
     )
     images: list[PathText] | None = images_field()
     dry_run: bool = Field(
@@ -186,8 +186,8 @@ TOOL = ToolDef(
     name="gemini-ask",
     toolset=None,
     description=(
-        "Ask Google Gemini and get its answer: questions, code review, analysis, edits, JSON. @path in the prompt "
-        "(or files) sends project files along. For a phased plan use gemini-plan, for ideas gemini-brainstorm."
+        "Ask Google Gemini: questions, code review, analysis, edits, JSON. @path in the prompt (or files) sends "
+        "project files along. For a phased plan use gemini-plan, for ideas gemini-brainstorm."
     ),
     input_model=AskInput,
     handler=ask,

@@ -22,7 +22,7 @@ class BrainstormInput(ToolInput):
     prompt: str = Field(min_length=1, description="The challenge or question.")
     model: str | None = Field(None, description="A model id, or 'flash' or 'pro'.")
     methodology: Methodology = "auto"
-    domain: str | None = Field(None, description="Domain, e.g. 'software'.")
+    domain: str | None = None
     constraints: str | None = Field(None, description="Limits: budget, time, technology.")
     existing_context: str | None = Field(None, description="What is tried or known already.")
     idea_count: int = Field(12, gt=0, le=100)

@@ -39,7 +39,7 @@ class ImageInput(JobControls):
     prompt: str = Field(min_length=1, description="What the image should show.")
     aspect_ratio: AspectRatio = "1:1"
     size: ImageSize | None = None
-    output_path: PathText | None = Field(None, description="A path inside the project to save it to.")
+    output_path: PathText | None = Field(None, description="Where to save it, in the project.")
 
 
 async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:

@@ -17,7 +17,7 @@ from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class PlanInput(ToolInput):
-    task: str = Field(min_length=1, description="What to plan: a feature, refactor or design goal.")
+    task: str = Field(min_length=1, description="The feature, refactor or goal to plan.")
     context: str | None = Field(None, description="Extra context or constraints; @path includes files.")
     model: str | None = Field(None, description="A model id, or 'flash' or 'pro'.")
     effort: Effort = "high"
