@@ -140,3 +140,11 @@ def test_the_environment_is_copied(tmp_path: Path) -> None:
     s = Settings.from_env(env, cwd=tmp_path)
     env["GEMINI_API_KEY"] = "b"
     assert s.env["GEMINI_API_KEY"] == "a"
+
+
+def test_the_tool_allowlist_is_a_set_of_lower_case_names_and_unset_means_every_tool(tmp_path: Path) -> None:
+    assert settings(tmp_path).tools is None
+    assert settings(tmp_path, GEMINI_RELAY_TOOLS=" , ").tools is None
+    assert settings(tmp_path, GEMINI_RELAY_TOOLS="gemini-ask, Gemini-Ping,").tools == frozenset(
+        {"gemini-ask", "gemini-ping"}
+    )

@@ -29,6 +29,7 @@ from gemini_relay.jobs.host.server import Host
 from gemini_relay.jobs.host.wire import host_dir
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.tools.common.context import Deps
+from gemini_relay.tools.registry import check_allowlist
 
 Overrides = Mapping[BackendName, Backend] | None
 
@@ -37,6 +38,7 @@ def build_deps(settings: Settings, *, backends: Overrides = None) -> Deps:
     """Raises ConfigError for settings that must fail fast (an explicit AGY_CLI_PATH that is not executable,
     an unusable state dir). `backends` replaces the named backends (tests: a scripted backend; it reaches the
     executor only when that runs in this process, GEMINI_RELAY_HOST=off)."""
+    check_allowlist(settings)
     registry = BackendRegistry(settings, overrides=backends, warm_here=False)  # the executor owns warm pools
     registry.validate_config()
     return _assemble(settings, registry, _store(settings), backends)
@@ -56,6 +58,7 @@ def explained_deps(environ: Mapping[str, str], *, cwd: Path | None = None, backe
     while True:
         try:
             settings = Settings.from_env(env, cwd=cwd)
+            check_allowlist(settings)
             refused = left_out.get("GEMINI_MCP_BACKEND")  # the automatic choice then says it, not "unset"
             registry = BackendRegistry(settings, overrides=backends, warm_here=False, refused_choice=refused)
             registry.validate_config()

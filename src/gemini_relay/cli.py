@@ -91,11 +91,13 @@ def _serve_stdio() -> int:
     except ConfigError:  # the server explains it in its own answers (app.explained_deps): no front answer
         answers = None
     else:
-        # The conformance fixtures' surface is not shipped, and the shipped tools/list shows the default
-        # GEMINI_MCP_TIMEOUT as timeoutSeconds' maximum: the server answers either itself. So it does a state dir
-        # it cannot use: its first answer says so.
+        # The conformance fixtures' surface is not shipped, nor an allowlist's (GEMINI_RELAY_TOOLS: its tools and
+        # instructions, or its problem), and the shipped tools/list shows the default GEMINI_MCP_TIMEOUT as
+        # timeoutSeconds' maximum: the server answers these itself. So it does a state dir it cannot use: its first
+        # answer says so.
         default_timeout = settings.timeout_seconds == DEFAULT_TIMEOUT_MINUTES * 60.0
-        if settings.conformance or not default_timeout or not usable_state_dir(settings.state_dir):
+        allowlist = settings.tools is not None
+        if settings.conformance or allowlist or not default_timeout or not usable_state_dir(settings.state_dir):
             answers = None
     backend = answers.backend(settings.backend, os.environ) if answers is not None else None
     surface = surface_key(settings.toolsets, test_tools=settings.test_tools, backend=backend) if backend else ""

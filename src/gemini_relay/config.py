@@ -45,6 +45,9 @@ class Settings:
     project_root: Path
     test_tools: bool
     toolsets: frozenset[Toolset]
+    # GEMINI_RELAY_TOOLS: the only tools to serve, by name (None: every tool of the enabled toolsets). Whether each
+    # name is a tool of those toolsets is checked where the tools are known (tools/registry.check_allowlist).
+    tools: frozenset[str] | None = None
     # GEMINI_MCP_TEST_TOOLS=conformance: also serve the MCP conformance runner's fixture tools, prompts and resources
     conformance: bool = False
     allowed_roots: tuple[Path, ...] = ()  # GEMINI_RELAY_ALLOWED_ROOTS: where a per-call cwd may point (empty: anywhere)
@@ -90,6 +93,7 @@ class Settings:
             test_tools=bool(env.get("GEMINI_MCP_TEST_TOOLS")),
             conformance=(env.get("GEMINI_MCP_TEST_TOOLS") or "").strip().lower() == "conformance",
             toolsets=_toolsets(env.get("GEMINI_RELAY_TOOLSETS", "")),
+            tools=_tool_names(env.get("GEMINI_RELAY_TOOLS", "")),
             image_dir=Path(image_dir).expanduser()
             if (image_dir := text_setting(env, "GEMINI_RELAY_IMAGE_DIR"))
             else None,
@@ -221,6 +225,12 @@ def _toolsets(raw: str) -> frozenset[Toolset]:
     if "all" in names:
         return frozenset(Toolset)
     return frozenset(known[n] for n in names)
+
+
+def _tool_names(raw: str) -> frozenset[str] | None:
+    """GEMINI_RELAY_TOOLS: comma-separated tool names (case-insensitive); unset or blank: no allowlist."""
+    names = frozenset(part.strip().lower() for part in raw.split(",") if part.strip())
+    return names or None
 
 
 def text_setting(env: Mapping[str, str], name: str) -> str | None:

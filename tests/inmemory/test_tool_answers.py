@@ -41,8 +41,7 @@ async def test_every_input_schema_is_a_closed_object_with_required_and_defaults(
     assert plan["properties"]["effort"]["default"] == "high"
     assert plan["properties"]["includeUsage"]["default"] is True
     assert tools["gemini-conversations"].input_schema["properties"]["limit"] == {
-        "default": 20,
-        "description": "How many recent conversations to list (1–100).",
+        "default": 20,  # the name, default and bounds say it all: no description (tool budget)
         "maximum": 100,
         "minimum": 1,
         "type": "integer",

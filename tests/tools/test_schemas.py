@@ -130,10 +130,18 @@ def test_required_lists_exactly_the_fields_without_defaults(model: type[ToolInpu
     assert sorted(required) == sorted(MINIMAL[model])
 
 
+# Properties whose name, type, enum, default and bounds already say how to fill them: a description would only
+# repeat them, and every client pays for the default tools' definitions on every turn (test_tool_budget.py).
+SELF_DESCRIBED = frozenset(
+    {"effort", "timeoutSeconds", "aspectRatio", "size", "overwrite", "limit", "methodology", "ideaCount"}
+    | {"includeAnalysis", "includeUsage", "domain"}
+)
+
+
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
-def test_every_property_is_described_for_clients(model: type[ToolInput]) -> None:
+def test_every_property_is_described_for_clients_unless_its_schema_says_it_all(model: type[ToolInput]) -> None:
     for name, prop in wire_schema(model)["properties"].items():
-        assert prop.get("description"), name
+        assert prop.get("description") or name in SELF_DESCRIBED, name
 
 
 def test_the_ask_schema() -> None:

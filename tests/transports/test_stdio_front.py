@@ -101,6 +101,15 @@ def test_each_toolset_setting_and_protocol_version_gets_its_own_answer(relay: Re
         assert answered == sdk_own(relay, [other, INITIALIZED, LIST])
 
 
+def test_an_allowlist_start_answers_with_the_sdks_list_of_only_those_tools(relay: Relay) -> None:
+    replies, log = converse(relay, [INITIALIZE, INITIALIZED, LIST], GEMINI_RELAY_TOOLS="gemini-ping,gemini-ask")
+    assert FRONT not in log  # the shipped answers list every tool: the SDK answers an allowlist itself
+    assert [t["name"] for t in parsed(replies)[1]["result"]["tools"]] == ["gemini-ask", "gemini-ping"]
+    assert replies == explained_sdk_own(
+        relay, [INITIALIZE, INITIALIZED, LIST], GEMINI_RELAY_TOOLS="gemini-ping,gemini-ask"
+    )
+
+
 @pytest.mark.parametrize(
     "params",
     [
@@ -155,6 +164,7 @@ MISCONFIGURED = [  # the problems a start can see (README, Client configuration)
     ("backend", lambda relay: {"GEMINI_MCP_BACKEND": "bogus"}, "GEMINI_MCP_BACKEND='bogus'"),
     ("state dir", unusable_state_dir, "cannot use the state dir"),
     ("toolset", lambda relay: {"GEMINI_RELAY_TOOLSETS": "reviw"}, "unknown toolset(s) reviw"),
+    ("tool", lambda relay: {"GEMINI_RELAY_TOOLS": "gemini-ask,gemini-aks"}, "unknown tool(s) gemini-aks"),
 ]
 
 

@@ -49,7 +49,8 @@ class RelayServer:
 
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
-        self.tools = registry(test_tools=deps.settings.test_tools, toolsets=deps.settings.toolsets)
+        settings = deps.settings
+        self.tools = registry(test_tools=settings.test_tools, toolsets=settings.toolsets, allow=settings.tools)
         self._by_name = {tool.name: tool for tool in self.tools}
         self.tasks = TaskService(deps, self._by_name, self._invoke)
         self._task_wire = TaskWire(self.tasks, self._call_tool_as_task_legacy)

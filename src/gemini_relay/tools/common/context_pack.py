@@ -42,20 +42,17 @@ class ContextOptions(ToolInput):
         None,
         min_length=1,
         max_length=MAX_FILES_ENTRIES,
-        description="Files, directories or globs ('src/**/*.py') under the project root, packed whole into the "
-        "context within tokenBudget; a file that does not fit is left out and named, never cut.",
+        description="Project files, dirs or globs to send whole (within tokenBudget).",
     )
     token_budget: int | None = Field(
         None,
         ge=1,
         le=MAX_TOKEN_BUDGET,
-        description=f"Tokens the packed files may take (default {DEFAULT_TOKEN_BUDGET:,}); counted by the API's "
-        "countTokens when a key is set, else estimated at 4 characters a token (the answer says which).",
+        description=f"Tokens the files may take (default {DEFAULT_TOKEN_BUDGET:,}).",
     )
     pack_order: PackOrderName = Field(
         "smallest-first",
-        description="'smallest-first' (the most files within the budget) or 'given' (the order of files, each "
-        "glob's matches in path order).",
+        description="'smallest-first': the most files fit; 'given': files' order.",
     )
 
 

@@ -25,25 +25,20 @@ def timeout_field() -> Any:
     return Field(
         None,
         gt=0,
-        description="Seconds this call may run before it fails with reason timeout. Unset: the server's maximum "
-        "(GEMINI_MCP_TIMEOUT); above it: refused.",
     )
 
 
 def continue_latest_field() -> Any:
     return Field(
         False,
-        description="Continue the newest saved conversation of this project on the active backend (as "
-        "gemini-conversations lists it) without naming its id. Not with conversationId.",
+        description="Continue this project's newest conversation.",
     )
 
 
 def images_field() -> Any:
     return Field(
         None,
-        description="Images the model sees with the prompt: local paths (inside the project), Files API uris "
-        "(files/<id>, from gemini-files) or https URLs. A backend that cannot see images refuses them with the "
-        "reason before anything runs.",
+        description="Images: project paths, files/<id> uris or https URLs.",
     )
 
 

@@ -43,41 +43,31 @@ class PromptOptions(ToolInput):
 
     prompt: str = Field(
         min_length=1,
-        description="Analysis request. Use @ syntax to include files (e.g. '@src/app.py explain what this does', "
-        "'@.' for the whole project, '@src/**/*.ts' for a glob) or ask general questions.",
+        description="The request; @file, @. or @src/**/*.ts include project files.",
     )
     model: str | None = Field(
         None,
-        description="Model id from gemini-models, or the aliases 'flash' and 'pro'. Unset: the backend's default "
-        "(gemini-models names it).",
+        description="A model id from gemini-models, or 'flash' or 'pro'.",
     )
-    effort: Effort | None = Field(None, description="Reasoning effort: 'low', 'medium' or 'high'.")
-    mode: Mode | None = Field(
-        None, description="'plan' for read-only analysis without modifying files, 'accept-edits' to let it edit."
-    )
+    effort: Effort | None = None
+    mode: Mode | None = Field(None, description="'plan': read-only; 'accept-edits': may edit files.")
     json_schema: str | dict[str, Any] | None = Field(
-        None, description="A JSON Schema (object or JSON string) the answer must follow; the reply body is JSON."
+        None, description="A JSON Schema (object or string) the answer follows."
     )
-    add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
+    add_dirs: list[PathText] | None = Field(None, description="Extra directories the agent may read.")
     conversation_id: str | None = Field(
         None,
-        description="Continue an earlier conversation: the id a plain-text reply printed after 🧵 conversationId.",
+        description="A reply's 🧵 conversationId, to continue it.",
     )
-    agent: str | None = Field(None, description="A custom agent (agent.md persona) to run instead of the default.")
+    agent: str | None = Field(None, description="A custom agent (agent.md) to run.")
     allow_slash_commands: bool = Field(
         False,
-        description="Let a prompt starting with '/' expand as the agent's command or skill instead of going verbatim.",
+        description="Expand a leading '/' command or skill.",
     )
-    skip_permissions: bool = Field(
-        False, description="Let the agent run every tool without asking for approval (its yolo mode)."
-    )
-    include_usage: bool = Field(False, description="Append token usage. Ignored with jsonSchema (the body stays JSON).")
-    sandbox: bool = Field(
-        False, description="Ask the agent to run its tools in a sandbox (the instructions say where it does not)."
-    )
-    change_mode: bool = Field(
-        False, description="Return structured edit suggestions (file, exact old text, new text) a client can apply."
-    )
+    skip_permissions: bool = Field(False, description="Run agent tools without approval (yolo).")
+    include_usage: bool = Field(False, description="Append token usage (not with jsonSchema).")
+    sandbox: bool = Field(False, description="Run agent tools in a sandbox.")
+    change_mode: bool = Field(False, description="Answer as edits: file, exact old text, new text.")
     timeout_seconds: float | None = timeout_field()
     continue_latest: bool = continue_latest_field()
 

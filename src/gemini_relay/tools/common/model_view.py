@@ -14,8 +14,7 @@ from typing import Any
 
 TEXT: dict[str, Any] = {
     "type": "string",
-    "description": "The reply as a person reads it (notices, conversation id and next step included): what a "
-    "client that shows its model only structuredContent passes on.",
+    "description": "The reply as text.",
 }
 
 

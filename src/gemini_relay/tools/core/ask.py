@@ -41,29 +41,25 @@ class AskInput(ContextOptions, PromptOptions):
     has."""
 
     chunk_index: int | str | None = Field(
-        None, description="Which chunk of a chunked changeMode reply to return (1-based); with chunkCacheKey, no rerun."
+        None, description="Which chunk (1-based) of a chunked reply, with chunkCacheKey."
     )
-    chunk_cache_key: str | None = Field(
-        None, pattern=CACHE_KEY_PATTERN, description="The 8-hex cacheKey a chunked reply reported."
-    )
+    chunk_cache_key: str | None = Field(None, pattern=CACHE_KEY_PATTERN, description="A chunked reply's cacheKey.")
     max_response_length: int | None = Field(
         None,
         ge=1,
         le=100_000,
-        description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
+        description="Soft answer length limit, in words.",
     )
     images: list[PathText] | None = images_field()
     dry_run: bool = Field(
         False,
-        description="Count the prompt's tokens (files and @ references included) and estimate its input cost, "
-        "without calling the model.",
+        description="Count tokens and cost without calling the model.",
     )
     output_file: PathText | None = Field(
         None,
-        description="Write the answer to this file (inside the project root) instead of relaying it whole; the "
-        "reply says where, with a short preview. Refused when the file exists, unless overwrite is true.",
+        description="Write the answer to this project file instead; an existing file needs overwrite.",
     )
-    overwrite: bool = Field(False, description="Let outputFile replace an existing file.")
+    overwrite: bool = False  # outputFile's description names it
 
 
 async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
@@ -195,12 +191,8 @@ TOOL = ToolDef(
     name="gemini-ask",
     toolset=None,
     description=(
-        "Send one prompt to Google Gemini and get the answer back: questions, code review, analysis, edits, "
-        "structured JSON. Reference project files with @path (files, directories like @., globs) to send their "
-        "contents along, or pass files (paths and globs) to pack them whole within tokenBudget; dryRun counts and "
-        "prices the prompt without calling the model; outputFile writes a long answer to a file. Pass "
-        "conversationId to continue a thread. For a phased implementation blueprint use "
-        "gemini-plan; for idea generation use gemini-brainstorm; for everything else use this."
+        "Ask Google Gemini: questions, code review, analysis, edits, JSON. @path in the prompt (or files) sends "
+        "project files along. For a phased plan use gemini-plan, for ideas gemini-brainstorm."
     ),
     input_model=AskInput,
     handler=ask,

@@ -19,15 +19,15 @@ Methodology = Literal["divergent", "convergent", "scamper", "design-thinking", "
 
 
 class BrainstormInput(ToolInput):
-    prompt: str = Field(min_length=1, description="The challenge or question to brainstorm about.")
-    model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
-    methodology: Methodology = Field("auto", description="Brainstorming framework.")
-    domain: str | None = Field(None, description="Domain context, e.g. 'software', 'business', 'education'.")
-    constraints: str | None = Field(None, description="Limits to respect: budget, time, technology.")
-    existing_context: str | None = Field(None, description="What has been tried or is already known.")
-    idea_count: int = Field(12, gt=0, le=100, description="How many ideas to generate.")
-    include_analysis: bool = Field(True, description="Score each idea for feasibility, impact and innovation.")
-    effort: Effort | None = Field(None, description="Reasoning effort: 'low', 'medium' or 'high'.")
+    prompt: str = Field(min_length=1, description="The challenge or question.")
+    model: str | None = Field(None, description="A model id, or 'flash' or 'pro'.")
+    methodology: Methodology = "auto"
+    domain: str | None = None
+    constraints: str | None = Field(None, description="Limits: budget, time, technology.")
+    existing_context: str | None = Field(None, description="What is tried or known already.")
+    idea_count: int = Field(12, gt=0, le=100)
+    include_analysis: bool = True
+    effort: Effort | None = None
     timeout_seconds: float | None = timeout_field()
 
 
@@ -59,10 +59,7 @@ async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> R
 TOOL = ToolDef(
     name="gemini-brainstorm",
     toolset=None,
-    description=(
-        "Generate ideas with a chosen methodology (divergent, convergent, SCAMPER, design thinking, lateral, or "
-        "auto), optionally scored for feasibility, impact and innovation."
-    ),
+    description=("Generate ideas with a methodology, optionally scored for feasibility, impact and innovation."),
     input_model=BrainstormInput,
     handler=brainstorm,
     read_only=True,

@@ -16,10 +16,7 @@ async def cancel(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
 TOOL = ToolDef(
     name="gemini-cancel",
     toolset=None,
-    description=(
-        "Stop every Gemini run in flight (queued or running); each stopped call fails with 'was cancelled by "
-        "gemini-cancel'."
-    ),
+    description=("Stop every Gemini run in flight, queued or running."),
     input_model=EmptyInput,
     handler=cancel,
     read_only=False,

@@ -18,13 +18,9 @@ from gemini_relay.tools.common.progress import CallProgress
 
 
 class ConversationsInput(ToolInput):
-    limit: int = Field(20, ge=1, le=100, description="How many recent conversations to list (1–100).")
+    limit: int = Field(20, ge=1, le=100)
     dir: str | None = Field(
-        None,
-        min_length=1,
-        max_length=4096,
-        description="Only the conversations whose working directory is this one (made absolute from the project "
-        "root, symlinks resolved).",
+        None, min_length=1, max_length=4096, description="Only conversations that ran in this directory."
     )
 
 
@@ -72,10 +68,7 @@ def _cell(text: str) -> str:
 TOOL = ToolDef(
     name="gemini-conversations",
     toolset=None,
-    description=(
-        "List recent saved conversations (id, last active, working directory, first prompt); pass an id to "
-        "gemini-ask as conversationId to continue it."
-    ),
+    description=("Recent saved conversations; pass an id to gemini-ask as conversationId to continue one."),
     input_model=ConversationsInput,
     handler=conversations,
     read_only=True,

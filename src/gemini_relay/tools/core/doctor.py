@@ -84,10 +84,7 @@ def host_line(settings: Settings) -> str:
 TOOL = ToolDef(
     name="gemini-doctor",
     toolset=None,
-    description=(
-        "Check the setup without spending tokens: binary paths and versions, active backend, authentication, "
-        "Python and OS; ends with 'System Ready' or 'Action needed' and the fix for each problem."
-    ),
+    description=("Check the setup (binaries, backend, auth) without spending tokens; says what to fix."),
     input_model=EmptyInput,
     handler=doctor,
     read_only=True,

@@ -13,8 +13,8 @@ from gemini_relay.tools.common.progress import CallProgress
 
 
 class FetchChunkInput(ToolInput):
-    cache_key: str = Field(pattern=CACHE_KEY_PATTERN, description="The cacheKey a chunked reply reported.")
-    chunk_index: int = Field(ge=1, description="Which chunk to return (1-based).")
+    cache_key: str = Field(pattern=CACHE_KEY_PATTERN, description="A chunked reply's cacheKey.")
+    chunk_index: int = Field(ge=1, description="Which chunk, 1-based.")
 
 
 def cached_chunk(cache: ChunkCache, key: str, index: int) -> str:
@@ -31,10 +31,7 @@ async def fetch_chunk(deps: Deps, args: FetchChunkInput, call: CallProgress) -> 
 TOOL = ToolDef(
     name="gemini-fetch-chunk",
     toolset=None,
-    description=(
-        "Retrieve one chunk of a chunked reply, by the cacheKey and chunkIndex that reply reported. No model turn; "
-        "chunks live 10 minutes."
-    ),
+    description=("A chunk of a chunked reply, by its cacheKey and chunkIndex (kept 10 minutes)."),
     input_model=FetchChunkInput,
     handler=fetch_chunk,
     read_only=True,

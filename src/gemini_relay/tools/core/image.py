@@ -37,11 +37,9 @@ class ImageInput(JobControls):
     """The job controls apply when the Gemini API makes the image (a durable job); agy's image tool refuses them."""
 
     prompt: str = Field(min_length=1, description="What the image should show.")
-    aspect_ratio: AspectRatio = Field("1:1", description="Aspect ratio of the image.")
-    size: ImageSize | None = Field(None, description="Resolution: '512', '1K', '2K' or '4K'.")
-    output_path: PathText | None = Field(
-        None, description="Where to save the image, inside the project root. Default: the relay's output folder."
-    )
+    aspect_ratio: AspectRatio = "1:1"
+    size: ImageSize | None = None
+    output_path: PathText | None = Field(None, description="Where to save it, in the project.")
 
 
 async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
@@ -173,13 +171,8 @@ TOOL = ToolDef(
     name="gemini-image",
     toolset=None,
     description=lambda upstream: (
-        "Generate an image and save it (at outputPath inside the project, or in the relay's output folder); answers "
-        "with a markdown file:/// embed and the absolute path. "
-        + (
-            "agy's own image tool makes it."
-            if upstream.makes_images
-            else "The Gemini API makes it: it needs GEMINI_API_KEY (or GOOGLE_API_KEY)."
-        )
+        "Generate an image and save it to a file; answers with its path. "
+        + ("agy's own image tool makes it." if upstream.makes_images else "Needs a Gemini API key.")
     ),
     input_model=ImageInput,
     handler=image,

@@ -47,7 +47,7 @@ async def _agents(deps: Deps, notices: list[str]) -> tuple[list[str] | None, lis
 TOOL = ToolDef(
     name="gemini-models",
     toolset=None,
-    description="List the models the active backend accepts, with the aliases and the default. No model turn.",
+    description="The model ids the active backend accepts, with aliases and default. No model turn.",
     input_model=EmptyInput,
     handler=models,
     read_only=True,

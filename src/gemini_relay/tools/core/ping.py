@@ -11,7 +11,7 @@ from gemini_relay.tools.common.progress import CallProgress
 
 
 class PingInput(ToolInput):
-    prompt: str = Field("", description="A message to echo back.")
+    prompt: str = Field("", description="Text to echo.")
 
 
 async def ping(deps: Deps, args: PingInput, call: CallProgress) -> Reply:
@@ -21,7 +21,7 @@ async def ping(deps: Deps, args: PingInput, call: CallProgress) -> Reply:
 TOOL = ToolDef(
     name="gemini-ping",
     toolset=None,
-    description="Check the server answers: replies Pong!, or echoes the prompt. Answered in-process.",
+    description="Check the server answers: Pong!, or the prompt echoed.",
     input_model=PingInput,
     handler=ping,
     read_only=True,

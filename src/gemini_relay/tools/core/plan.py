@@ -17,12 +17,12 @@ from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class PlanInput(ToolInput):
-    task: str = Field(min_length=1, description="The feature, refactor or architectural goal to plan.")
-    context: str | None = Field(None, description="Extra context or constraints (supports @file syntax).")
-    model: str | None = Field(None, description="Model id or alias ('flash', 'pro'); unset: the backend default.")
-    effort: Effort = Field("high", description="Reasoning effort (default 'high').")
-    add_dirs: list[PathText] | None = Field(None, description="Extra workspace directories the agent may read.")
-    include_usage: bool = Field(True, description="Append token usage (default true).")
+    task: str = Field(min_length=1, description="The feature, refactor or goal to plan.")
+    context: str | None = Field(None, description="Extra context or constraints; @path includes files.")
+    model: str | None = Field(None, description="A model id, or 'flash' or 'pro'.")
+    effort: Effort = "high"
+    add_dirs: list[PathText] | None = Field(None, description="Extra directories the agent may read.")
+    include_usage: bool = True
     timeout_seconds: float | None = timeout_field()
     images: list[PathText] | None = images_field()
 
@@ -52,10 +52,7 @@ async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
 TOOL = ToolDef(
     name="gemini-plan",
     toolset=None,
-    description=(
-        "Architectural and implementation planner: a structured, phased blueprint with dependencies, risks and "
-        "verification steps, produced in read-only plan mode without modifying code."
-    ),
+    description=("A phased implementation plan from Gemini (dependencies, risks, verification), made read-only."),
     input_model=PlanInput,
     handler=plan,
     read_only=True,

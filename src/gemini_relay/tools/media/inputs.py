@@ -16,20 +16,19 @@ class JobControls(ToolInput):
     async_: bool = Field(
         False,
         alias="async",
-        description="Answer at once with a jobId instead of the result; collect it with gemini-status (jobs "
-        "toolset). The generation runs on even if this server exits.",
+        description="Answer at once with a jobId for gemini-status.",
     )
     max_wait_ms: int | None = Field(
         None,
         ge=0,
         le=3_600_000,
-        description="Wait at most this long, then hand back the jobId (fast results stay in-band).",
+        description="Wait at most this long, then answer with the jobId.",
     )
     idempotency_key: str | None = Field(
         None,
         min_length=1,
         max_length=200,
-        description="A retry with the same key returns the recorded result (reused: true) instead of billing again.",
+        description="A retry with this key returns the recorded result.",
     )
 
 
