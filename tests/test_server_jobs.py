@@ -191,3 +191,5 @@ async def test_run_with_wait_is_capped_and_answers_a_job_still_running_with_its_
     assert started["state"] in ("queued", "starting", "running") and "result" not in started
     assert started["next"].startswith(f"Still {started['state']} after 0.2s. ")
     assert f'gemini-wait {{"jobId": "{started["job_id"]}"}}' in started["next"]
+    job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
+    assert (job_dir / "dismissed").is_file()  # gemini-cancel stopped it: hook-wait owes no wake once it is cancelled

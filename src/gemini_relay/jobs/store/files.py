@@ -32,6 +32,7 @@ RESULT = "result.json"
 EXIT_CODE = "exit_code"
 CANCEL = "cancel"
 COLLECTED = "collected"
+DISMISSED = "dismissed"
 ENV = "env.json"  # the environment a job runs with (API keys): 0600, removed once the job has its result
 FILES = "files.json"  # files a run made (e.g. gemini-image's saved copy), written by the server after the result
 
@@ -230,6 +231,12 @@ class FileJobStore:
 
     def collected(self, job_id: str) -> bool:
         return (self.dir(job_id) / COLLECTED).is_file()
+
+    def mark_dismissed(self, job_id: str) -> None:
+        write_atomic(self._existing(job_id) / DISMISSED, b"dismissed\n")
+
+    def dismissed(self, job_id: str) -> bool:
+        return (self.dir(job_id) / DISMISSED).is_file()
 
     def finished_at(self, job_id: str) -> float | None:
         try:

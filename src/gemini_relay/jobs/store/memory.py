@@ -26,6 +26,7 @@ class _Job:
     finished_at: float | None = None
     cancel: bool = False
     collected: bool = False
+    dismissed: bool = False
 
 
 def _check_id(job_id: str) -> None:
@@ -137,6 +138,15 @@ class MemoryJobStore:
         with self._lock:
             job = self._maybe(job_id)
             return job is not None and job.collected
+
+    def mark_dismissed(self, job_id: str) -> None:
+        with self._lock:
+            self._job(job_id).dismissed = True
+
+    def dismissed(self, job_id: str) -> bool:
+        with self._lock:
+            job = self._maybe(job_id)
+            return job is not None and job.dismissed
 
     def finished_at(self, job_id: str) -> float | None:
         with self._lock:
