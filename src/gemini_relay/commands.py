@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
@@ -61,7 +62,7 @@ def _signal_ready(err: TextIO | None) -> None:
     if path is None:
         return
     try:
-        if not os.path.isabs(path):
+        if not Path(path).is_absolute():
             raise ValueError(f"the ready file {path!r} is not an absolute path")
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except (OSError, ValueError) as exc:
@@ -137,8 +138,7 @@ def hook_wait(timeout: float, *, stdin: TextIO = sys.stdin, err: TextIO = sys.st
         return HOOK_WAKE
     outcome = status.state.value if status.state is not RunState.FAILED else f"failed ({status.failure_reason})"
     print(
-        f"gemini-relay: {job} finished: {outcome}. "
-        f'Collect the result with gemini-status {{"jobId": "{job_id}"}}.',
+        f'gemini-relay: {job} finished: {outcome}. Collect the result with gemini-status {{"jobId": "{job_id}"}}.',
         file=err,
     )
     return HOOK_WAKE
