@@ -268,3 +268,19 @@ def wait_for_file(path: Path, proc: subprocess.Popen[str]) -> None:
             proc.kill()
             raise AssertionError(f"{path} never appeared")
         time.sleep(0.01)
+
+
+def test_doctor_reports_stale_queued_jobs_as_a_warning_not_a_problem(store: FileJobStore, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from gemini_relay.commands import doctor_state
+    from gemini_relay.config import Settings
+
+    make_job(store, "old", running=False)
+    meta = store.meta("old")
+    store.delete("old")
+    store.create(replace(meta, created_at=time.time() - 7200))
+    settings = Settings.from_env({"GEMINI_RELAY_STATE_DIR": str(store.root), "HOME": str(tmp_path)}, cwd=tmp_path)
+    lines, problems = doctor_state(settings)
+    assert problems == []
+    assert any(line.startswith("- WARN: stale queued jobs") and "old" in line for line in lines)

@@ -208,6 +208,9 @@ def doctor_state(settings: Settings) -> tuple[list[str], list[str]]:
     summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none"
     lines.append(f"- jobs: {summary}")
     if stale:
-        lines.append(f"- stale queued jobs (over 1 h, never started): {', '.join(stale[:10])}")
-        problems.append("Start a server to adopt or cancel the stale queued jobs (gemini-jobs, gemini-cancel).")
+        # A warning, as agy-mcp's doctor gives it: a server adopts them or the periodic sweep reaps them.
+        lines.append(
+            f"- WARN: stale queued jobs (over 1 h, never started): {', '.join(stale[:10])}. A server adopts them "
+            "when it starts, or cancel them (gemini-jobs, gemini-cancel); the sweep removes them after their TTL."
+        )
     return lines, problems
