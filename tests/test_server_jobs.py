@@ -193,3 +193,18 @@ async def test_run_with_wait_is_capped_and_answers_a_job_still_running_with_its_
     assert f'gemini-wait {{"jobId": "{started["job_id"]}"}}' in started["next"]
     job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
     assert (job_dir / "dismissed").is_file()  # gemini-cancel stopped it: hook-wait owes no wake once it is cancelled
+
+
+async def test_a_retried_idempotency_key_returns_its_job_whatever_the_priority_and_the_quota(agy_relay: Relay) -> None:
+    low = [{"name": "Gemini Models", "buckets": [{"id": "g-5h", "name": "Five Hour Limit Remaining",
+            "remaining_fraction": 0.1, "reset_time": "2099-10-02T16:59:24Z"}]}]  # fmt: skip
+    install_fake_agy(agy_relay.base / "bin", agy_relay.base / "fake-agy.log", usage=json.dumps(low))
+    ask = {"prompt": "a second opinion", "idempotencyKey": "k-1"}
+    async with agy_relay.client(**JOBS) as client:
+        first = await call_json(client, "gemini-run", {**ask, "priority": "optional"})  # no reading yet: it runs
+        await client.call_tool("gemini-doctor", {})  # takes (and caches) the low reading
+        optional_retry = await call_json(client, "gemini-run", {**ask, "priority": "optional"})
+        normal_retry = await call_json(client, "gemini-run", ask)
+        await call_json(client, "gemini-wait", {"jobId": first["job_id"]})
+    assert optional_retry["job_id"] == normal_retry["job_id"] == first["job_id"]
+    assert "idempotencyKey matched" in optional_retry["note"] and "idempotencyKey matched" in normal_retry["note"]

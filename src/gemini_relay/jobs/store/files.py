@@ -265,6 +265,11 @@ class FileJobStore:
         except OSError as exc:
             raise StoreUnwritable(self.root, exc) from exc
 
+    def bound_job(self, key: str) -> str | None:
+        existing = _read_json(self.keys / f"{key}.json")
+        job_id = str(existing.get("job_id")) if existing is not None else None
+        return job_id if job_id and (self.jobs / job_id / META).is_file() else None
+
     def _bind(self, key: str, job_id: str, request_hash: str) -> str:
         path = self.keys / f"{key}.json"
         data = dumps({"job_id": job_id, "request_hash": request_hash})

@@ -164,6 +164,11 @@ class MemoryJobStore:
                 del self._keys[key]  # only this job's own binding goes
             del self._jobs[job_id]
 
+    def bound_job(self, key: str) -> str | None:
+        with self._lock:
+            existing = self._keys.get(key)
+            return existing.job_id if existing is not None and existing.job_id in self._jobs else None
+
     def bind_idempotency(self, key: str, job_id: str, request_hash: str) -> str:
         """Bind `key` to `job_id`; an existing binding for the same request wins and its job id is returned.
 

@@ -71,7 +71,13 @@ class RunInput(PromptOptions):
 async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     runner = job_manager(deps)
     selection = deps.selection()
-    if args.priority == "optional" and (low := deps.registry.quota_low_for(selection.backend, args.model)):
+    retried = args.idempotency_key is not None and runner.job_for_key(args.idempotency_key) is not None
+    # A retry whose key names a job gets that job whatever its priority and the quota now (agy-mcp's order).
+    if (
+        not retried
+        and args.priority == "optional"
+        and (low := deps.registry.quota_low_for(selection.backend, args.model))
+    ):
         raise InputError(
             f"Refused an optional-priority run: {low}. Run it with priority normal, or wait for the reset."
         )
