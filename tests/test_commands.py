@@ -182,3 +182,105 @@ def test_version_names_the_package_and_the_tool_surface_it_keeps() -> None:
         [sys.executable, "-m", "gemini_relay", "--version"], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "gemini-relay 0.1.0 (the tool surface of gemini-relay 1.2.0)"
+
+
+def test_hook_wait_gives_the_collected_marker_a_moment_to_appear_after_the_job_ends(store: FileJobStore) -> None:
+    make_job(store, "g1", running=True)
+    ready = store.root / "g1.ready"
+    with subprocess.Popen(
+        [sys.executable, "-m", "gemini_relay", "hook-wait"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={"PATH": os.environ["PATH"], "GEMINI_RELAY_STATE_DIR": str(store.root), "HOME": str(store.root),
+             "GEMINI_RELAY_WAIT_READY_FILE": str(ready)},
+    ) as proc:  # fmt: skip
+        assert proc.stdin is not None
+        proc.stdin.write(payload("g1"))
+        proc.stdin.close()
+        wait_for_file(ready, proc)
+        store.write_result("g1", JobResult(RunResult(state=RunState.DONE, text="answer"), ended_at=time.time()))
+        time.sleep(0.3)  # gemini-wait writes `collected` as it answers, a moment after the result: well inside 1 s
+        store.mark_collected("g1")
+        proc.wait(timeout=WAIT)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+    assert (proc.returncode, err) == (0, "")
+
+
+def test_hook_wait_owes_no_wake_for_a_job_gemini_cancel_stopped(store: FileJobStore) -> None:
+    make_job(store, "d1", running=False, result=RunState.CANCELLED)
+    store.mark_dismissed("d1")
+    quiet = cli(["hook-wait"], store.root, stdin=payload("d1"))
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+def test_hook_wait_still_wakes_for_a_dismissed_job_that_ended_on_its_own(store: FileJobStore) -> None:
+    make_job(store, "d2", running=False, result=RunState.DONE)
+    store.mark_dismissed("d2")  # the stop came too late: the job finished first, and its answer is owed
+    woke = cli(["hook-wait"], store.root, stdin=payload("d2"))
+    assert woke.returncode == 2 and "job d2 finished: done" in woke.stderr
+
+
+def test_hook_wait_names_the_subagent_that_started_the_job(store: FileJobStore) -> None:
+    make_job(store, "a1", running=False, result=RunState.DONE)
+    body = json.loads(payload("a1")) | {"agent_type": "general-purpose"}
+    woke = cli(["hook-wait"], store.root, stdin=json.dumps(body))
+    assert woke.returncode == 2
+    assert "gemini-relay: job a1 (started by the general-purpose subagent) finished: done." in woke.stderr
+    odd = json.loads(payload("a1")) | {"agent_type": "two\nlines"}
+    assert "subagent" not in cli(["hook-wait"], store.root, stdin=json.dumps(odd)).stderr
+
+
+def test_hook_wait_exits_0_silently_on_a_store_error(store: FileJobStore) -> None:
+    not_a_dir = store.root / "file"
+    not_a_dir.write_text("", encoding="utf-8")
+    quiet = cli(["hook-wait"], not_a_dir, stdin=payload("h1"))
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("variable", ["GEMINI_RELAY_WAIT_READY_FILE", "AGY_MCP_WAIT_READY_FILE"])
+def test_wait_job_creates_the_ready_file_once_a_signal_would_be_caught(store: FileJobStore, variable: str) -> None:
+    make_job(store, "r1", running=True)
+    ready = store.root / "r1.ready"
+    env = {"PATH": os.environ["PATH"], "GEMINI_RELAY_STATE_DIR": str(store.root), "HOME": str(store.root),
+           variable: str(ready)}  # fmt: skip
+    with subprocess.Popen([sys.executable, "-m", "gemini_relay", "wait-job", "r1"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env) as proc:  # fmt: skip
+        wait_for_file(ready, proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 130 and "interrupted" in err
+
+
+def test_an_existing_ready_file_is_left_alone_and_the_wait_goes_on(store: FileJobStore) -> None:
+    make_job(store, "r2", running=False, result=RunState.DONE)
+    ready = store.root / "precious"
+    ready.write_text("keep me", encoding="utf-8")
+    done = cli(["wait-job", "r2"], store.root, GEMINI_RELAY_WAIT_READY_FILE=str(ready))
+    assert (done.returncode, done.stdout) == (0, "done\n") and "no ready file" in done.stderr
+    assert ready.read_text(encoding="utf-8") == "keep me"
+
+
+def wait_for_file(path: Path, proc: subprocess.Popen[str]) -> None:
+    """Wait (bounded) for the ready file; without it, stop the waiter, which would otherwise wait on forever."""
+    deadline = time.monotonic() + WAIT
+    while not path.exists():
+        if time.monotonic() >= deadline:
+            proc.kill()
+            raise AssertionError(f"{path} never appeared")
+        time.sleep(0.01)
+
+
+def test_doctor_reports_stale_queued_jobs_as_a_warning_not_a_problem(store: FileJobStore, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from gemini_relay.commands import doctor_state
+    from gemini_relay.config import Settings
+
+    make_job(store, "old", running=False)
+    meta = store.meta("old")
+    store.delete("old")
+    store.create(replace(meta, created_at=time.time() - 7200))
+    settings = Settings.from_env({"GEMINI_RELAY_STATE_DIR": str(store.root), "HOME": str(tmp_path)}, cwd=tmp_path)
+    lines, problems = doctor_state(settings)
+    assert problems == []
+    assert any(line.startswith("- WARN: stale queued jobs") and "old" in line for line in lines)

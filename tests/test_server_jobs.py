@@ -173,3 +173,38 @@ async def test_an_optional_run_is_refused_when_the_agy_quota_runs_low(agy_relay:
     text = text_of(refused)
     assert refused.is_error and "Refused an optional-priority run" in text
     assert "Gemini Models: low" in text and "10% left" in text and "2099-10-02T16:59:24Z" in text
+
+
+async def test_run_with_wait_answers_a_job_that_ends_in_time_with_its_result_and_collects_it(relay: Relay) -> None:
+    async with relay.client(**API_JOBS) as client:
+        done = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.05]] hello", "wait": 60})
+    assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
+    assert done["num_turns"] == done["turns"] and done["partial"] is False
+    job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / done["job_id"]
+    assert (job_dir / "collected").is_file()  # answered inline: hook-wait owes no wake for it
+
+
+async def test_run_with_wait_is_capped_and_answers_a_job_still_running_with_its_job_id(relay: Relay) -> None:
+    async with relay.client(**API_JOBS, GEMINI_RELAY_WAIT_CAP="0.2") as client:
+        started = await call_json(client, "gemini-run", {"prompt": "[[fake:hang]] hello", "wait": 3600})
+        await client.call_tool("gemini-cancel", {"jobId": started["job_id"]})
+    assert started["state"] in ("queued", "starting", "running") and "result" not in started
+    assert started["next"].startswith(f"Still {started['state']} after 0.2s. ")
+    assert f'gemini-wait {{"jobId": "{started["job_id"]}"}}' in started["next"]
+    job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
+    assert (job_dir / "dismissed").is_file()  # gemini-cancel stopped it: hook-wait owes no wake once it is cancelled
+
+
+async def test_a_retried_idempotency_key_returns_its_job_whatever_the_priority_and_the_quota(agy_relay: Relay) -> None:
+    low = [{"name": "Gemini Models", "buckets": [{"id": "g-5h", "name": "Five Hour Limit Remaining",
+            "remaining_fraction": 0.1, "reset_time": "2099-10-02T16:59:24Z"}]}]  # fmt: skip
+    install_fake_agy(agy_relay.base / "bin", agy_relay.base / "fake-agy.log", usage=json.dumps(low))
+    ask = {"prompt": "a second opinion", "idempotencyKey": "k-1"}
+    async with agy_relay.client(**JOBS) as client:
+        first = await call_json(client, "gemini-run", {**ask, "priority": "optional"})  # no reading yet: it runs
+        await client.call_tool("gemini-doctor", {})  # takes (and caches) the low reading
+        optional_retry = await call_json(client, "gemini-run", {**ask, "priority": "optional"})
+        normal_retry = await call_json(client, "gemini-run", ask)
+        await call_json(client, "gemini-wait", {"jobId": first["job_id"]})
+    assert optional_retry["job_id"] == normal_retry["job_id"] == first["job_id"]
+    assert "idempotencyKey matched" in optional_retry["note"] and "idempotencyKey matched" in normal_retry["note"]

@@ -244,6 +244,20 @@ class StoreContract:
         assert store.collected("job-1") is True
         assert store.cancel_requested("job-1") is False
 
+    def test_a_bound_key_names_its_job_only_while_the_job_is_kept(self, store: JobStore) -> None:
+        store.create(full_meta())
+        assert store.bound_job("key") is None
+        store.bind_idempotency("key", "job-1", "hash")
+        assert store.bound_job("key") == "job-1"
+        store.delete("job-1")
+        assert store.bound_job("key") is None
+
+    def test_marking_a_job_dismissed_is_seen_and_is_not_collecting_it(self, store: JobStore) -> None:
+        store.create(full_meta())
+        assert store.dismissed("job-1") is False
+        store.mark_dismissed("job-1")
+        assert (store.dismissed("job-1"), store.collected("job-1"), store.dismissed("nope")) == (True, False, False)
+
     def test_forgetting_a_jobs_environment_drops_only_it_and_forgetting_again_is_harmless(
         self, store: JobStore
     ) -> None:

@@ -4,6 +4,7 @@ nothing is spawned; the real store is on disk."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,7 +16,7 @@ from gemini_relay.app import build_deps
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.errors import InputError
+from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.proxy import JobProxy
@@ -120,3 +121,18 @@ async def test_a_run_cancelled_while_queued_behind_the_cap_ends_cancelled(
         status = await deps.jobs.cancel(queued.run_id)
         hold.set()
     assert status.state is RunState.CANCELLED
+
+
+async def test_a_continuation_whose_conversation_lock_cannot_be_taken_is_refused_and_leaves_no_job(
+    tmp_path: Path,
+) -> None:
+    backend = ScriptedBackend()
+    async with executor(tmp_path, backend) as deps:
+        assert deps.jobs is not None
+        name = hashlib.sha256(b"conv-2").hexdigest()[:32]
+        (tmp_path / "state" / "locks" / f"conv-{name}.lock").mkdir(parents=True)  # the lock file cannot be opened
+        with pytest.raises(RelayError):
+            await deps.engine.register(spec(tmp_path, conversation="conv-2"), BackendName("gemini"))
+        fresh = await deps.engine.register(spec(tmp_path, "fresh"), BackendName("gemini"))  # takes no lock
+        assert list(deps.jobs.store.job_ids()) == [fresh.run_id]
+        await deps.jobs.cancel(fresh.run_id)

@@ -164,8 +164,9 @@ def test_a_done_result_is_reported_as_written(store: JobStore) -> None:
     assert (status.conversation_id, status.model) == (result.result.conversation_id, result.result.model)
     data = status.to_json()
     assert data["result"] == result.result.text
+    usage = result.result.usage
     assert (data.get("usage"), data.get("turns"), tuple(data.get("notices") or ())) == (
-        (asdict(result.result.usage) if result.result.usage else None),
+        ({**asdict(usage), "cache_read_tokens": usage.cached_tokens} if usage else None),
         result.result.num_turns,
         result.result.notices,
     )
@@ -173,6 +174,15 @@ def test_a_done_result_is_reported_as_written(store: JobStore) -> None:
     assert status.elapsed == pytest.approx(result.ended_at - (result.started_at or 0.0))
     assert status.orphan_cli is None
     assert status.to_json()["partial"] is False
+
+
+def test_a_finished_job_also_names_its_turns_and_cache_reads_as_agy_mcp_does(store: JobStore) -> None:
+    result = full_result(RunState.DONE)
+    assert result.result.usage is not None and result.result.num_turns
+    store.write_result("job-1", result)
+    data = derive_status(store, "job-1").to_json()
+    assert data["num_turns"] == data["turns"] == result.result.num_turns
+    assert data["usage"]["cache_read_tokens"] == data["usage"]["cached_tokens"] == result.result.usage.cached_tokens
 
 
 def test_a_result_wins_over_a_supervisor_that_still_runs(store: JobStore) -> None:

@@ -59,3 +59,13 @@ async def test_a_generated_image_comes_back_as_a_resource_link_to_its_file(agy_r
     path = Path(str(link.uri).removeprefix("file://"))
     assert path.is_file() and str(path) in text.text
     assert link.name == path.name and link.mime_type == "image/png" and link.size == path.stat().st_size
+
+
+def test_the_job_schemas_declare_agy_mcps_names_beside_the_relays() -> None:
+    tools = {t.name: t for t in registry(test_tools=False, toolsets=frozenset({Toolset.JOBS}))}
+    for name in ("gemini-status", "gemini-wait", "gemini-run"):
+        schema = tools[name].output_schema
+        assert schema is not None
+        properties = schema["properties"]
+        assert {"turns", "num_turns"} <= properties.keys(), name
+        assert {"cached_tokens", "cache_read_tokens"} <= properties["usage"]["properties"].keys(), name

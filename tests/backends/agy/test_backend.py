@@ -16,7 +16,7 @@ from gemini_relay.backends.agy.errors import PRINT_TIMEOUT_NOTICE
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
-from gemini_relay.errors import BackendUnavailable, ConfigError, RunFailed, RunTimedOut
+from gemini_relay.errors import BackendUnavailable, ConfigError, RelayError, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.supervise.groups import group_members
@@ -390,3 +390,15 @@ async def test_each_api_error_class_agy_reports_comes_with_its_fix(world: AgyWor
     error, _ = await fail(world.backend(), spec_for(world, f"x [[agy:api_error:{status}]]"))
     assert f"[{status} (code " in error.message
     assert error.recovery is not None and fix in error.recovery, error.recovery
+
+
+async def test_a_failed_version_check_is_not_cached_so_an_upgrade_is_picked_up_without_a_restart(
+    world: AgyWorld,
+) -> None:
+    backend = world.backend()
+    world.install(version="1.1.7")
+    with pytest.raises(RelayError, match="1.1.7"):
+        await backend.version()
+    world.install()  # upgraded in place: the same server, the same path
+    assert str(await backend.version()) == "1.2.16"
+    assert sum(e["argv"] == ["--version"] for e in world.log() if e["event"] == "start") == 2

@@ -32,6 +32,7 @@ RESULT = "result.json"
 EXIT_CODE = "exit_code"
 CANCEL = "cancel"
 COLLECTED = "collected"
+DISMISSED = "dismissed"
 ENV = "env.json"  # the environment a job runs with (API keys): 0600, removed once the job has its result
 FILES = "files.json"  # files a run made (e.g. gemini-image's saved copy), written by the server after the result
 
@@ -231,6 +232,12 @@ class FileJobStore:
     def collected(self, job_id: str) -> bool:
         return (self.dir(job_id) / COLLECTED).is_file()
 
+    def mark_dismissed(self, job_id: str) -> None:
+        write_atomic(self._existing(job_id) / DISMISSED, b"dismissed\n")
+
+    def dismissed(self, job_id: str) -> bool:
+        return (self.dir(job_id) / DISMISSED).is_file()
+
     def finished_at(self, job_id: str) -> float | None:
         try:
             return (self.dir(job_id) / EXIT_CODE).stat().st_mtime
@@ -257,6 +264,11 @@ class FileJobStore:
             return self._bind(key, job_id, request_hash)
         except OSError as exc:
             raise StoreUnwritable(self.root, exc) from exc
+
+    def bound_job(self, key: str) -> str | None:
+        existing = _read_json(self.keys / f"{key}.json")
+        job_id = str(existing.get("job_id")) if existing is not None else None
+        return job_id if job_id and (self.jobs / job_id / META).is_file() else None
 
     def _bind(self, key: str, job_id: str, request_hash: str) -> str:
         path = self.keys / f"{key}.json"

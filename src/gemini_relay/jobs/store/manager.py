@@ -46,11 +46,11 @@ POLL_INTERVAL = 0.05  # how often a follower reads the job's records: a few smal
 CANCEL_SETTLE = 5.0  # after the grace: time for the executor to write the cancelled result
 
 
-def request_hash(record: RunRecord, priority: str = "normal") -> str:
+def request_hash(record: RunRecord) -> str:
     """A stable digest of what was asked, to tell a retried request from a different one under the same key.
 
     Normalised first, so that equal requests match however they were spelled: an option spelled out with the value
-    it takes anyway (`priority: "normal"`, `timeoutSeconds` at the default, `model: null`) is the request without it.
+    it takes anyway (`timeoutSeconds` at the default, `model: null`) is the request without it.
     Only an option the caller set to a value counts as explicit (a backend reads that to say it ignored one); the
     timeout's value is hashed, so whether it was spelled out does not matter.
     """
@@ -62,7 +62,8 @@ def request_hash(record: RunRecord, priority: str = "normal") -> str:
     )
     spec["cwd"] = str(record.spec.cwd)
     spec["add_dirs"] = [str(p) for p in record.spec.add_dirs]
-    body = json.dumps({"backend": record.backend, "priority": priority, "spec": spec}, sort_keys=True, default=str)
+    # priority is not part of the match (agy-mcp's rule): a retry returns its job whatever its priority.
+    body = json.dumps({"backend": record.backend, "spec": spec}, sort_keys=True, default=str)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -80,6 +81,10 @@ class JobManager:
         """The server is going away: its jobs go on in their executor."""
         self.detaching = True
 
+    def job_for_key(self, idempotency_key: str) -> str | None:
+        """The job an idempotency key already names (kept while that job is), or None."""
+        return self.store.bound_job(hashlib.sha256(idempotency_key.encode("utf-8")).hexdigest())
+
     def lock_conversation(self, conversation_id: str) -> int:
         """A descriptor holding the conversation's lock (JobConflict when it is busy)."""
         return acquire_conversation_lock(self._locks, conversation_id)
@@ -93,7 +98,7 @@ class JobManager:
             StoreUnwritable: the state dir is full or read-only (no job is left).
         """
         key = hashlib.sha256(options.idempotency_key.encode("utf-8")).hexdigest() if options.idempotency_key else None
-        digest = request_hash(record, options.priority)
+        digest = request_hash(record)
         meta = JobMeta(
             job_id=record.run_id,
             tool=record.spec.tool,

@@ -26,6 +26,7 @@ class _Job:
     finished_at: float | None = None
     cancel: bool = False
     collected: bool = False
+    dismissed: bool = False
 
 
 def _check_id(job_id: str) -> None:
@@ -138,6 +139,15 @@ class MemoryJobStore:
             job = self._maybe(job_id)
             return job is not None and job.collected
 
+    def mark_dismissed(self, job_id: str) -> None:
+        with self._lock:
+            self._job(job_id).dismissed = True
+
+    def dismissed(self, job_id: str) -> bool:
+        with self._lock:
+            job = self._maybe(job_id)
+            return job is not None and job.dismissed
+
     def finished_at(self, job_id: str) -> float | None:
         with self._lock:
             job = self._maybe(job_id)
@@ -153,6 +163,11 @@ class MemoryJobStore:
             if key is not None and (binding := self._keys.get(key)) is not None and binding.job_id == job_id:
                 del self._keys[key]  # only this job's own binding goes
             del self._jobs[job_id]
+
+    def bound_job(self, key: str) -> str | None:
+        with self._lock:
+            existing = self._keys.get(key)
+            return existing.job_id if existing is not None and existing.job_id in self._jobs else None
 
     def bind_idempotency(self, key: str, job_id: str, request_hash: str) -> str:
         """Bind `key` to `job_id`; an existing binding for the same request wins and its job id is returned.

@@ -79,12 +79,21 @@ def _outcome_json(result: RunResult, reason: FailureReason | None) -> dict[str, 
         "recovery": failure.recovery if failure else None,
         "retryable": failure.retryable if failure else None,
         "error_id": failure.error_id if failure else None,
-        "usage": asdict(result.usage) if result.usage else None,
+        "usage": _usage_json(result),
         "turns": result.num_turns,
+        "num_turns": result.num_turns,  # agy-mcp's name for `turns`, kept beside it for its users
         "notices": list(result.notices) or None,
         "structured_output": result.structured_output if result.has_structured_output else None,
         "files": list(result.files) or None,
     }
+
+
+def _usage_json(result: RunResult) -> dict[str, int] | None:
+    """The run's token counts, with agy-mcp's `cache_read_tokens` beside the relay's `cached_tokens`."""
+    if result.usage is None:
+        return None
+    usage = asdict(result.usage)
+    return {**usage, "cache_read_tokens": usage["cached_tokens"]}
 
 
 def derive_status(store: JobStore, job_id: str, *, now: float | None = None) -> JobStatus:

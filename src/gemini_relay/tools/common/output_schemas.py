@@ -27,7 +27,7 @@ def reply_schema(properties: dict[str, Any], required: list[str]) -> dict[str, A
     return {"type": "object", "properties": {"text": TEXT, **properties}, "required": ["text", *required]}
 
 
-USAGE = {
+USAGE: dict[str, Any] = {
     "type": "object",
     "properties": {
         "input_tokens": _INT,
@@ -54,8 +54,13 @@ _JOB_PROPERTIES: dict[str, Any] = {
     "error_id": _STR,
     "conversation_id": _STR,
     "model": _STR,
-    "usage": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "usage": {  # the relay's names, and agy-mcp's cache_read_tokens (= cached_tokens) for its users
+        "type": "object",
+        "properties": {**USAGE["properties"], "cache_read_tokens": _INT},
+        "additionalProperties": {"type": "integer"},
+    },
     "turns": {"type": "integer"},
+    "num_turns": {"type": "integer", "description": "agy-mcp's name for `turns` (the same value)."},
     "notices": _STRS,
     "structured_output": {},
     "files": _STRS,

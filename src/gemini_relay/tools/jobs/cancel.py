@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from gemini_relay.core.vocabulary import RunState, Toolset
+from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
@@ -26,6 +27,10 @@ async def cancel(deps: Deps, args: CancelJobInput, call: CallProgress) -> Reply:
     before = runner.status(args.job_id)
     if before.state.terminal:
         return Reply(f"Job {args.job_id} had already ended ({before.state.value}).")
+    try:  # hook-wait owes no wake for a job the caller stopped (only if it then ends cancelled)
+        runner.store.mark_dismissed(args.job_id)
+    except OSError as exc:
+        logger.warning("Could not mark job %s dismissed (%s)", args.job_id, exc.strerror or exc)
     after = await runner.cancel(args.job_id)
     if after.state is RunState.QUEUED:
         return Reply(f"Job {args.job_id} will not start: it was cancelled while queued.")

@@ -54,6 +54,13 @@ class RunInput(PromptOptions):
         description="Working directory of this job (realpath-resolved, relative to the project root); `@` references "
         "are jailed to it. Refused outside GEMINI_RELAY_ALLOWED_ROOTS when that is set. Default: the project root.",
     )
+    wait: float | None = Field(
+        None,
+        gt=0,
+        description="Wait inline up to this many seconds (capped by GEMINI_RELAY_WAIT_CAP, 90) with progress: a job "
+        "that ends in time answers as gemini-wait does, with its result; one still running answers with its jobId "
+        "as without `wait` (agy-mcp's agy_run_sync). Not part of the idempotencyKey match.",
+    )
     priority: Literal["normal", "optional"] = Field(
         "normal",
         description="'optional' yields to quota: refused before starting when the backend reports the model's quota "
@@ -64,7 +71,13 @@ class RunInput(PromptOptions):
 async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     runner = job_manager(deps)
     selection = deps.selection()
-    if args.priority == "optional" and (low := deps.registry.quota_low_for(selection.backend, args.model)):
+    retried = args.idempotency_key is not None and runner.job_for_key(args.idempotency_key) is not None
+    # A retry whose key names a job gets that job whatever its priority and the quota now (agy-mcp's order).
+    if (
+        not retried
+        and args.priority == "optional"
+        and (low := deps.registry.quota_low_for(selection.backend, args.model))
+    ):
         raise InputError(
             f"Refused an optional-priority run: {low}. Run it with priority normal, or wait for the reset."
         )
@@ -113,16 +126,30 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     assert deps.background is not None
     with without_caller():
         deps.background.start_soon(deps.run_detached, record)
-    status = await runner.wait(
-        record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
-    )
+    limit = None if args.wait is None else min(args.wait, deps.settings.wait_cap_seconds)
+    notices = [*ignored, *inline_notices(inlined)]
+    if limit is not None:
+
+        def on_tail(tail: str) -> None:
+            call.output = tail
+
+        status = await runner.wait(record.run_id, limit, on_tail=on_tail)
+        if status.state.terminal:  # collected here, so hook-wait owes no wake for it
+            data = (await runner.collect(record.run_id)).to_json()
+            if notices:
+                data["notices"] = [*notices, *data.get("notices", [])]
+            return status_reply(data)
+    else:  # agy names the conversation ~1 s in; an inline wait takes it from the status it polls anyway
+        status = await runner.wait(
+            record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
+        )
     reply: dict[str, Any] = {"job_id": record.run_id, "state": status.state.value}
     if status.conversation_id:
         reply["conversation_id"] = status.conversation_id
-    notices = [*ignored, *inline_notices(inlined)]
     if notices:
         reply["notices"] = notices
-    reply["next"] = collect_hint(record.run_id)
+    waited = f"Still {status.state.value} after {limit:g}s. " if limit is not None else ""
+    reply["next"] = waited + collect_hint(record.run_id)
     return started_reply(reply)
 
 
@@ -132,7 +159,8 @@ TOOL = ToolDef(
     description=(
         "Start a Gemini run as a durable job and answer at once with its jobId (and the conversationId when the "
         "backend names it within ~2 s). The job survives client timeouts, this server exiting and crashes; collect "
-        "it with gemini-wait or gemini-status. Takes every gemini-ask option plus idempotencyKey and priority."
+        "it with gemini-wait or gemini-status, or pass `wait` to wait for it inline. Takes every gemini-ask option "
+        "plus idempotencyKey, priority and wait."
     ),
     input_model=RunInput,
     handler=run,
