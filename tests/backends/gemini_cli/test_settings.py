@@ -14,6 +14,7 @@ def test_the_defaults_with_an_empty_environment() -> None:
     section = GeminiCliSettings.from_env({})
     assert (section.cli_path, section.default_model) == (None, None)
     assert (section.warm_max_sessions, section.warm_max_rss_mb, section.warm_heap_mb) == (64, 320, 512)
+    assert section.warm_max == 2
 
 
 def test_values_are_trimmed_and_parsed() -> None:
@@ -23,8 +24,9 @@ def test_values_are_trimmed_and_parsed() -> None:
         "GEMINI_RELAY_WARM_MAX_SESSIONS": "8",
         "GEMINI_RELAY_WARM_MAX_RSS_MB": "4096",
         "GEMINI_RELAY_WARM_HEAP_MB": " 1024 ",
+        "GEMINI_RELAY_WARM_MAX": "3",
     }
-    assert GeminiCliSettings.from_env(env) == GeminiCliSettings("/opt/gemini", "pro", 8, 4096, 1024)
+    assert GeminiCliSettings.from_env(env) == GeminiCliSettings("/opt/gemini", "pro", 8, 4096, 1024, 3)
 
 
 @pytest.mark.parametrize(
@@ -33,6 +35,7 @@ def test_values_are_trimmed_and_parsed() -> None:
         ("GEMINI_RELAY_WARM_MAX_SESSIONS", "0", "must be greater than 0"),
         ("GEMINI_RELAY_WARM_MAX_RSS_MB", "lots", "is not a whole number"),
         ("GEMINI_RELAY_WARM_HEAP_MB", "1.5", "is not a whole number"),
+        ("GEMINI_RELAY_WARM_MAX", "0", "must be greater than 0"),
     ],
 )
 def test_a_bad_limit_is_a_config_error_naming_the_variable(name: str, value: str, says: str) -> None:

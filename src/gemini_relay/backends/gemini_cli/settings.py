@@ -23,6 +23,9 @@ DEFAULT_WARM_MAX_SESSIONS = 64
 # A warm CLI's V8 heap limit (--max-old-space-size). With none, V8 sizes it from the machine's RAM and lets finished
 # sessions pile up: 60 sessions held 532 MB resident; 288 MB at 512, 313 MB at 1024, 341 MB at 1536.
 DEFAULT_WARM_HEAP_MB = 512
+# Warm CLIs one pool keeps at once (distinct binaries or environments); a new one evicts the least recently used idle
+# one, never one running a prompt (it waits instead). The relay host shares one pool among all of a user's projects.
+DEFAULT_WARM_MAX = 2
 DEFAULT_WARM_MAX_RSS_MB = 320  # a warm CLI past this resident size is recycled (a fresh one holds ~235-280 MB)
 
 
@@ -33,6 +36,7 @@ class GeminiCliSettings:
     warm_max_sessions: int = DEFAULT_WARM_MAX_SESSIONS  # GEMINI_RELAY_WARM_MAX_SESSIONS
     warm_max_rss_mb: int = DEFAULT_WARM_MAX_RSS_MB  # GEMINI_RELAY_WARM_MAX_RSS_MB
     warm_heap_mb: int = DEFAULT_WARM_HEAP_MB  # GEMINI_RELAY_WARM_HEAP_MB: the warm CLI's V8 old-space limit
+    warm_max: int = DEFAULT_WARM_MAX  # GEMINI_RELAY_WARM_MAX: warm CLIs one pool keeps at once
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GeminiCliSettings:
@@ -44,6 +48,7 @@ class GeminiCliSettings:
         return cls(
             cli_path=text_setting(env, "GEMINI_CLI_PATH"),
             default_model=text_setting(env, "GEMINI_DEFAULT_MODEL"),
+            warm_max=count("GEMINI_RELAY_WARM_MAX", DEFAULT_WARM_MAX),
             warm_max_sessions=count("GEMINI_RELAY_WARM_MAX_SESSIONS", DEFAULT_WARM_MAX_SESSIONS),
             warm_max_rss_mb=count("GEMINI_RELAY_WARM_MAX_RSS_MB", DEFAULT_WARM_MAX_RSS_MB),
             warm_heap_mb=count("GEMINI_RELAY_WARM_HEAP_MB", DEFAULT_WARM_HEAP_MB),

@@ -33,6 +33,7 @@ class GeminiBackend(GeminiCliBackend):
         self._pool: WarmPool | None = None
         self._acp: AcpBackend | None = None
         self._fallback_noted = False
+        self._shared = False  # the pool is another owner's (the host's one pool for every project)
 
     @property
     def pool(self) -> WarmPool | None:
@@ -43,20 +44,43 @@ class GeminiBackend(GeminiCliBackend):
         """Enter the warm pool in the caller's task (the same task must call `aclose`); a no-op when warm is off."""
         if not self._settings.warm or self._pool is not None:
             return
-        pool = WarmPool(
+        pool = self.make_pool()
+        await pool.__aenter__()
+        self._pool, self._acp = pool, AcpBackend(self._settings, pool)
+
+    def pool_options(self) -> dict[str, float]:
+        """How this backend's warm pool is configured; backends agreeing on it can share one pool."""
+        return {
+            "max_processes": self.section.warm_max,
+            "idle_seconds": self._settings.warm_idle_seconds,
+            "max_sessions": self.section.warm_max_sessions,
+            "max_rss_bytes": self.section.warm_max_rss_mb * 1024 * 1024,
+            "grace": self._settings.kill_grace,
+        }
+
+    def make_pool(self) -> WarmPool:
+        """A new warm pool with this backend's options (entered by its owner)."""
+        return WarmPool(
+            max_processes=self.section.warm_max,
             idle_seconds=self._settings.warm_idle_seconds,
             max_sessions=self.section.warm_max_sessions,
             max_rss_bytes=self.section.warm_max_rss_mb * 1024 * 1024,
             grace=self._settings.kill_grace,
         )
-        await pool.__aenter__()
-        self._pool, self._acp = pool, AcpBackend(self._settings, pool)
+
+    def share(self, pool: WarmPool) -> None:
+        """Serve warm runs from `pool`, which another owner opened and closes (the relay host's one pool for every
+        project of a user: a session carries its own cwd, so one warm CLI serves them all); `aclose` leaves it."""
+        if self._settings.warm and self._pool is None:
+            self._pool, self._acp, self._shared = pool, AcpBackend(self._settings, pool), True
 
     async def aclose(self) -> None:
-        """Stop every warm child (SIGTERM to its group, grace, SIGKILL); later runs are cold."""
+        """Stop every warm child (SIGTERM to its group, grace, SIGKILL); later runs are cold. A shared pool is only
+        let go: its owner closes it."""
         pool, self._pool, self._acp = self._pool, None, None
-        if pool is not None:
+        if pool is not None and not self._shared:
             await pool.aclose()
+        self._shared = False
 
     def keeps_warm_process(self) -> bool:
         """Whether an owner would boot a warm CLI for this backend now (warm on and the binary found)."""

@@ -1,7 +1,10 @@
 """The host's backends: one BackendRegistry per distinct server environment and project, kept warm while in use.
 
 A registry's warm pools live in one task of the host's pool task group: opened there, prewarmed, and closed there
-when the registry is evicted (only once no run of it is in flight) or the host stops.
+when the registry is evicted (only once no run of it is in flight) or the host stops. A backend that can share its
+pool (the Gemini CLI: an ACP session carries its own cwd, and the CLI loads that folder's settings, trust and
+GEMINI.md per session) gets the host's one pool for its options instead, so a user's five projects hold one warm CLI,
+not five; that pool lives in its own task and closes when the host stops.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -33,6 +38,9 @@ class Registries:
         self._closers: dict[int, anyio.Event] = {}
         self._in_use: dict[int, int] = {}  # registry id -> its runs in flight
         self._evicted: set[int] = set()  # dropped from the cache, pools still serving a run
+        # Shared pools by their options: the pool, and an event set once it is open.
+        self._shared: dict[str, tuple[AbstractAsyncContextManager[Any], anyio.Event]] = {}
+        self._shared_closed = anyio.Event()
 
     def serve_pools(self, pools: TaskGroup) -> None:
         """Warm pools opened from now on live in `pools` (the host's, entered before its connections)."""
@@ -42,6 +50,7 @@ class Registries:
         """Every warm pool stops once no run needs it (pools close in their owner task)."""
         for closer in self._closers.values():
             closer.set()
+        self._shared_closed.set()
 
     def get(self, env: dict[str, str], cwd: Path) -> BackendRegistry:
         """The backends as the calling server would build them (its env: binary paths, auth, models)."""
@@ -95,6 +104,7 @@ class Registries:
 
     async def _own_pools(self, registry: BackendRegistry, closed: anyio.Event) -> None:
         """Opened here, prewarmed, and closed here (SIGTERM to each warm child's group, grace, SIGKILL)."""
+        await self._share_pools(registry)
         await registry.open()
         try:
             registry.prewarm()
@@ -104,3 +114,25 @@ class Registries:
             # cannot close inside a scope opened after it (RuntimeError at every host exit). Each pool stops its
             # children shielded itself.
             await registry.aclose()
+
+    async def _share_pools(self, registry: BackendRegistry) -> None:
+        """Give each backend of `registry` that can share a warm pool the host's pool for its options (opened on
+        first use, in a task of its own)."""
+        for backend in registry.backends.values():
+            share: Any = getattr(backend, "share", None)
+            options: Any = getattr(backend, "pool_options", None)
+            make: Any = getattr(backend, "make_pool", None)
+            if share is None or options is None or make is None or self._pools is None:
+                continue
+            key = json.dumps([type(backend).__name__, options()], sort_keys=True)
+            entry = self._shared.get(key)
+            if entry is None:
+                entry = self._shared[key] = (make(), anyio.Event())
+                self._pools.start_soon(self._own_shared, *entry)
+            await entry[1].wait()
+            share(entry[0])
+
+    async def _own_shared(self, pool: AbstractAsyncContextManager[Any], opened: anyio.Event) -> None:
+        async with pool:
+            opened.set()
+            await self._shared_closed.wait()

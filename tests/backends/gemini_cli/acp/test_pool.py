@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from gemini_relay.backends.gemini_cli.acp import AcpHandshakeError, WarmPool
+from gemini_relay.backends.gemini_cli.acp import AcpBackend, AcpHandshakeError, WarmPool
 from gemini_relay.backends.gemini_cli.acp.session_files import _has_turns as has_turns  # pyright: ignore[reportPrivateUsage]
 from gemini_relay.backends.gemini_cli.acp.sessions import group_rss
 from gemini_relay.backends.gemini_cli.sessions import list_conversations
@@ -190,3 +190,40 @@ async def test_a_closed_pool_leaves_only_conversations_with_turns_on_disk(world:
     assert len(files) == 2
     listed = list_conversations(world.home, 20)
     assert first[0].session_id in {c.id for c in listed} and len(listed) == 2
+
+
+async def test_a_replacement_is_ready_before_the_process_it_replaces_retires(world: AcpWorld) -> None:
+    """The ask after the cap does not wait for a boot: the old process serves until its successor is ready."""
+    async with world.pool(max_prompts=1) as pool:
+        backend = world.backend(pool)
+        first = await collect(backend, world.spec("one"))  # the cap: its successor boots now
+        assert isinstance(first[0], SessionStarted)
+        old = pool.processes[0]
+        after_cap = await collect(backend, world.spec("two"))
+        await wait_until_gone([old])
+        new = pool.processes[0]
+        third = await collect(backend, world.spec("[[fake:history]]", conversation_id=first[0].session_id))
+        events = list(pool.events)
+    assert text_of(after_cap).endswith("two") and text_of(third) == "turns=2"
+    assert new != old
+    assert events.index(("ready", new)) < events.index(("retired", old))
+
+
+async def test_the_cap_never_evicts_a_process_running_a_prompt(world: AcpWorld) -> None:
+    """A new key meets a full pool whose only process runs a prompt: it waits, and that prompt finishes."""
+    async with world.pool(max_processes=1) as pool:
+        first = world.backend(pool)
+        other = world.backend(pool, GEMINI_CLI_TRUST_WORKSPACE="true")  # another env: another key
+        async with anyio.create_task_group() as tg:
+            answers: dict[str, str] = {}
+
+            async def ask(name: str, backend: AcpBackend, prompt: str) -> None:
+                answers[name] = text_of(await collect(backend, world.spec(prompt)))
+
+            tg.start_soon(ask, "busy", first, "[[fake:slow:0.5]] busy")
+            await anyio.to_thread.run_sync(world.api.wait_for_requests, 1)
+            busy = pool.processes[0]
+            tg.start_soon(ask, "other", other, "other")
+        events = list(pool.events)
+    assert answers["busy"] and answers["other"].endswith("other")
+    assert ("retired", busy) in events  # evicted only once its prompt ended (the prompt above finished whole)

@@ -12,6 +12,7 @@ stops every child: stdin closed, SIGTERM to the group, a bounded grace, SIGKILL.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import time
 from collections.abc import AsyncIterator
@@ -49,14 +50,19 @@ from gemini_relay.backends.gemini_cli.acp.sessions import (
     session_state,
 )
 from gemini_relay.backends.gemini_cli.acp.spares import first_spare, fresh, replenish
-from gemini_relay.backends.gemini_cli.settings import DEFAULT_WARM_MAX_RSS_MB, DEFAULT_WARM_MAX_SESSIONS, gemini_home
+from gemini_relay.backends.gemini_cli.settings import (
+    DEFAULT_WARM_MAX,
+    DEFAULT_WARM_MAX_RSS_MB,
+    DEFAULT_WARM_MAX_SESSIONS,
+    gemini_home,
+)
 from gemini_relay.backends.idle import IdleReaper
 from gemini_relay.config import DEFAULT_WARM_IDLE
 from gemini_relay.errors import RunFailed
 from gemini_relay.log import logger
 from gemini_relay.supervise.process import DEFAULT_GRACE
 
-DEFAULT_MAX_PROCESSES = 2
+DEFAULT_MAX_PROCESSES = DEFAULT_WARM_MAX
 DEFAULT_MAX_PROMPTS = 500
 # Each session the CLI has seen stays in its heap (no session/close): see settings.DEFAULT_WARM_MAX_SESSIONS.
 DEFAULT_MAX_SESSIONS = DEFAULT_WARM_MAX_SESSIONS
@@ -96,6 +102,8 @@ class WarmPool:
         self._tg: TaskGroup | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
         self._closed = False
+        # ("ready" | "retired", pid), oldest first: the order processes took over and left, for logs and tests.
+        self.events: collections.deque[tuple[str, int]] = collections.deque(maxlen=64)
 
     # -- lifetime ---------------------------------------------------------------------------------------------
 
@@ -141,9 +149,16 @@ class WarmPool:
     def prewarm(self, launch: Launch, spare: SpareKey | None = None) -> None:
         """Start one process for `launch` in the background, so the first prompt is warm too; with `spare`, the
         first new conversation's session is made as soon as it is up (a first call then skips session/new too)."""
-        if self._closed or self._find(launch) is not None or len(self._warm) >= self.max_processes:
+        if self._closed:
             return
-        self._start(launch).first_spare = spare
+        existing = self._find(launch)
+        if existing is not None:
+            if spare is not None and spare not in existing.spare_target and existing.connection is not None:
+                assert self._tg is not None
+                replenish(existing, spare, self._tg)  # another project sharing the process: its first ask too
+            return
+        if len(self._warm) < self.max_processes:
+            self._start(launch).first_spare = spare
 
     # -- leases -----------------------------------------------------------------------------------------------
 
@@ -222,6 +237,8 @@ class WarmPool:
     # -- processes --------------------------------------------------------------------------------------------
 
     def _find(self, launch: Launch) -> WarmProcess | None:
+        """The process serving `launch`: the first usable one, which is the one being replaced while its successor
+        boots (the successor takes over once ready: _serve)."""
         for warm in self._warm:
             if warm.launch.key == launch.key and warm.usable:
                 return warm
@@ -274,6 +291,11 @@ class WarmPool:
                     with anyio.move_on_after(FIRST_SPARE_WAIT):  # a stuck session/new must not hold the first call
                         await first_spare(warm, warm.first_spare)
                 warm.ready.set()
+                self.events.append(("ready", connection.pid))
+                if warm.replaces is not None:  # its predecessor served meanwhile; from now on this one does
+                    old, warm.replaces = warm.replaces, None
+                    old.successor = None
+                    self._retire(old, old.replaced_because)
                 await connection.wait_closing()
         except AcpHandshakeError as exc:
             logger.warning("Warm Gemini CLI unavailable: %s", exc)
@@ -283,6 +305,8 @@ class WarmPool:
             logger.exception("Warm Gemini CLI process failed")
             warm.error = exc
         finally:
+            if warm.replaces is not None:  # a successor that failed to boot: the old process serves on
+                warm.replaces.successor, warm.replaces = None, None
             warm.draining = True
             warm.ready.set()
             with contextlib.suppress(ValueError):
@@ -300,6 +324,8 @@ class WarmPool:
         if warm.draining:
             return
         logger.info("Retiring warm gemini --acp: %s", why)
+        if warm.connection is not None:
+            self.events.append(("retired", warm.connection.pid))
         warm.draining = True
         close_when_idle(warm)
         self._notify()
@@ -319,9 +345,19 @@ class WarmPool:
         self._notify()
 
     def _recycle(self, warm: WarmProcess, why: str) -> None:
-        """Retire a process that grew too old or too big, and boot its successor now, off the next caller's clock."""
-        self._retire(warm, why)
-        self.prewarm(warm.launch)
+        """Replace a process that grew too old or too big: its successor boots now, and the old one serves every
+        caller until the successor is ready, then retires (_serve). No caller waits for the boot."""
+        if warm.draining or warm.successor is not None:
+            return
+        failed = self._failed.get(warm.launch.key)
+        if self._closed or (failed is not None and time.monotonic() - failed[0] < HANDSHAKE_RETRY):
+            self._retire(warm, why)
+            return
+        logger.info("Replacing warm gemini --acp: %s", why)
+        successor = self._start(warm.launch)
+        # The old process's most recent new-conversation settings: the next fresh ask finds a session ready.
+        successor.first_spare = next(reversed(warm.spare_target), None)
+        successor.replaces, warm.successor, warm.replaced_because = warm, successor, why
 
     def check_now(self) -> None:
         """Apply the recycling rules to every idle process now (the RSS rule included, unthrottled)."""

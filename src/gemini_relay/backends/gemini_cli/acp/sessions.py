@@ -32,9 +32,11 @@ class Launch:
     cwd: Path = field(hash=False, compare=False)
 
     @property
-    def key(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+    def key(self) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+        """The process's cwd is part of it: the CLI reads its startup settings there, so a process started in one
+        project (a user without a CLI home folder) does not serve another's sessions."""
         items = sorted((k, v) for k, v in self.env.items() if k not in _UNKEYED and not k.startswith("LC_"))
-        return self.binary, tuple(items)
+        return self.binary, str(self.cwd), tuple(items)
 
 
 @dataclass
@@ -123,6 +125,9 @@ class WarmProcess:
     started_at: float = field(default_factory=time.time)  # wall clock: compared with session files' start times
     created: set[str] = field(default_factory=set[str])  # every session/new id: their unused files are swept
     rss_checked: float = field(default_factory=time.monotonic)
+    successor: WarmProcess | None = None  # booting to replace this one, which serves until it is ready
+    replaces: WarmProcess | None = None  # the process this one replaces once ready
+    replaced_because: str = ""
 
     @property
     def usable(self) -> bool:
