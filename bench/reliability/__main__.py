@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from bench.reliability import (
+    asking,
     bad_input,
     crashes,
     escapes,
@@ -58,6 +59,7 @@ CATEGORIES: dict[str, Attack] = {
     "http-floods": http_floods.attack,
     "host-door": host_door.attack,
     "host-loss": host_loss.attack,
+    "asking": asking.attack,
 }
 
 
