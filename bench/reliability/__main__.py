@@ -14,6 +14,7 @@ from bench.reliability import (
     asking,
     bad_input,
     crashes,
+    cut_stream,
     escapes,
     faults,
     host_door,
@@ -60,6 +61,7 @@ CATEGORIES: dict[str, Attack] = {
     "host-door": host_door.attack,
     "host-loss": host_loss.attack,
     "asking": asking.attack,
+    "cut-stream": cut_stream.attack,
 }
 
 
