@@ -25,6 +25,7 @@ from bench.reliability import (
     mid_run,
     protocol,
     secrets,
+    setup_files,
     state_files,
 )
 from bench.reliability.table import Figure, findings_text, informative, render
@@ -62,6 +63,7 @@ CATEGORIES: dict[str, Attack] = {
     "host-loss": host_loss.attack,
     "asking": asking.attack,
     "cut-stream": cut_stream.attack,
+    "setup-files": setup_files.attack,
 }
 
 
