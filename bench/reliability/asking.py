@@ -109,12 +109,12 @@ async def attack(short: bool) -> list[Figure]:
     with client_sends_anything():
         files = await deletes(1 if short else 5)
         warm = await permissions(1 if short else 3)
-    goal = len(HOSTILE) * (1 if short else 5)
+    goal, warm_goal = (len(HOSTILE) * rounds for rounds in ((1, 1) if short else (5, 3)))
     return [
         at_least(CATEGORY, "off-form answers to gemini-files' delete question", files[0], goal),
         zero(CATEGORY, "files deleted on an off-form answer", files[1]),
         zero(CATEGORY, "delete answers not named invalid, hangs or internal error", files[2]),
-        at_least(CATEGORY, "off-form answers to the warm CLI's permission question", warm[0], len(HOSTILE)),
+        at_least(CATEGORY, "off-form answers to the warm CLI's permission question", warm[0], warm_goal),
         zero(CATEGORY, "commands run on an off-form answer", warm[1]),
         zero(CATEGORY, "permission answers not named invalid, hangs or internal error", warm[2]),
         zero(CATEGORY, "processes left (hostile answers)", files[3] + warm[3]),

@@ -91,9 +91,12 @@ async def read_only(w: World) -> list[str]:
 
 
 async def attack(short: bool) -> list[Figure]:
-    tried, bad, left = await cuts(1 if short else 5)
+    rounds = 1 if short else 5
+    tried, bad, left = await cuts(rounds)
     figures = [
-        at_least(CATEGORY, "answers cut mid-stream (end, reset) × (warm, cold)", tried, len(CUTS) * len(MODES)),
+        at_least(
+            CATEGORY, "answers cut mid-stream (end, reset) × (warm, cold)", tried, len(CUTS) * len(MODES) * rounds
+        ),
         zero(CATEGORY, "cut answers not failed backend_error, partial and retryable, or internal error", bad),
     ]
     if not short:  # the full run only: the short one stays within the suite's time

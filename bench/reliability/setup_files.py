@@ -137,7 +137,12 @@ def trials(short: bool) -> tuple[int, list[str], list[str], list[str]]:
 async def attack(short: bool) -> list[Figure]:
     count, lost, hung, traced = await anyio.to_thread.run_sync(trials, short)
     return [
-        at_least(CATEGORY, "odd config files setup --yes then --remove --yes ran on", count, len(ODD) + 1),
+        at_least(
+            CATEGORY,
+            "odd config files setup --yes then --remove --yes ran on",
+            count,
+            len(ODD) * (1 if short else len(CONFIGS)) + 1,
+        ),
         zero(CATEGORY, "user files not byte-identical after --remove (bytes, mode, link target)", lost),
         zero(CATEGORY, "setup runs that hung", hung),
         zero(CATEGORY, "setup runs that ended in a traceback", traced),
