@@ -11,8 +11,10 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from bench.reliability import (
+    asking,
     bad_input,
     crashes,
+    cut_stream,
     escapes,
     faults,
     host_door,
@@ -23,6 +25,7 @@ from bench.reliability import (
     mid_run,
     protocol,
     secrets,
+    setup_files,
     state_files,
 )
 from bench.reliability.table import Figure, findings_text, informative, render
@@ -58,6 +61,9 @@ CATEGORIES: dict[str, Attack] = {
     "http-floods": http_floods.attack,
     "host-door": host_door.attack,
     "host-loss": host_loss.attack,
+    "asking": asking.attack,
+    "cut-stream": cut_stream.attack,
+    "setup-files": setup_files.attack,
 }
 
 
