@@ -96,13 +96,31 @@ def _store(settings: Settings) -> FileJobStore:
         ) from exc
 
 
+def _own_socket(state_dir: Path) -> Path:
+    """Where a server's own host listens: the state dir's host folder, or, when that folder cannot take a socket (a
+    read-only or full state dir), a private temporary folder, so a server that can still read its jobs starts
+    rather than dying before initialize (the state dir's problem is reported as a configuration problem)."""
+    name = f"server-{os.getpid()}.sock"
+    folder = host_dir(state_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        probe, probe_path = tempfile.mkstemp(dir=folder, prefix=".probe-")
+        os.close(probe)
+        Path(probe_path).unlink()
+        return folder / name
+    except OSError:
+        private = Path(tempfile.mkdtemp(prefix="gemini-relay-host-"))  # 0700, ours alone
+        atexit.register(shutil.rmtree, private, ignore_errors=True)
+        return private / name
+
+
 def _assemble(settings: Settings, registry: BackendRegistry, store: FileJobStore, backends: Overrides) -> Deps:
     own_host: Host | None = None
     if settings.host:
         client = HostClient(settings)
     else:
         # The same executor, in this process, on a socket of its own: it lives and dies with this server.
-        path = host_dir(settings.state_dir) / f"server-{os.getpid()}.sock"
+        path = _own_socket(settings.state_dir)
         own_host = Host(settings, None, signals=False, socket_at=path, overrides=backends)
         client = HostClient(settings, path=path)
     jobs = HostedJobManager(store, kill_grace=settings.kill_grace, client=client)
