@@ -47,6 +47,7 @@ async def test_a_reference_image_reaches_the_music_request(relay: InMemory, emul
     (body,) = sent(emulator, "/interactions")
     assert body["input"][0] == {"type": "text", "text": "music for this picture"}
     assert body["input"][1] == {"type": "image", "mime_type": "image/png", "data": PNG_B64}
+    assert "response_format" not in body  # MP3, the only format the stored material shows a request for
 
 
 async def test_a_4k_image_request_carries_image_size_4k(relay: InMemory, emulator: FakeGeminiApi) -> None:
