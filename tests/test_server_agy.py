@@ -114,6 +114,20 @@ async def test_models_lists_agy_ids_with_labels(agy_relay: Relay) -> None:
     assert result.structured_content is not None and result.structured_content["agents"] == ["reviewer"]
 
 
+async def test_models_lists_the_agents_of_the_cwd_it_is_given_like_gemini_runs_cwd(agy_relay: Relay) -> None:
+    other = agy_relay.project / "service"
+    (other / ".agents" / "agents" / "migrator").mkdir(parents=True)
+    (other / ".agents" / "agents" / "migrator" / "agent.md").write_text("# migrator\n", encoding="utf-8")
+    async with agy_relay.client() as client:
+        root = await client.call_tool("gemini-models", {})
+        there = await client.call_tool("gemini-models", {"cwd": "service"})
+        missing = await client.call_tool("gemini-models", {"cwd": "nowhere"})
+    assert root.structured_content is not None and root.structured_content["agents"] == []
+    assert there.structured_content is not None and there.structured_content["agents"] == ["migrator"]
+    assert "Agents — pass the name as `agent`:\n- migrator" in text_of(there)
+    assert missing.is_error and "cwd: 'nowhere' does not exist" in text_of(missing)
+
+
 async def test_models_falls_back_to_the_built_in_list_with_a_notice(agy_relay: Relay) -> None:
     install_fake_agy(agy_relay.base / "bin", agy_relay.base / "fake-agy.log", models_exit="1")
     async with agy_relay.client() as client:

@@ -92,8 +92,9 @@ class ListsModels(Protocol):
 
 @runtime_checkable
 class ListsAgents(Protocol):
-    async def agents(self) -> tuple[str, ...]:
-        """The agent names `agent` takes; raises BackendUnavailable when the upstream cannot list them."""
+    async def agents(self, cwd: Path | None = None) -> tuple[str, ...]:
+        """The agent names `agent` takes (with cwd's project agents; default the project root's); raises
+        BackendUnavailable when the upstream cannot list them."""
         ...
 
 

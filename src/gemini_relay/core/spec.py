@@ -42,6 +42,7 @@ class MediaRequest:
     negative_prompt: str | None = None
     target_name: str | None = None  # the exact file name of a single output (gemini-image's outputPath)
     timeout_ms: int | None = None  # each upstream request's bound (timeoutMs / GEMINI_TIMEOUT_MS); None: the run's
+    thinking_level: str | None = None  # an interaction's generation_config.thinking_level (minimal | high)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

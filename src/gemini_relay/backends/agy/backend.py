@@ -181,9 +181,9 @@ class AgyBackend:
             self._catalog, self._catalog_at = catalog, time.monotonic()
             return catalog
 
-    async def agents(self) -> tuple[str, ...]:
+    async def agents(self, cwd: Path | None = None) -> tuple[str, ...]:
         """Raises BackendUnavailable when agy is missing or cannot list its agents."""
-        return await fetch_agents(self.require_binary(), self.env(), self._cwd())
+        return await fetch_agents(self.require_binary(), self.env(), cwd or self._cwd())
 
     async def usage(self) -> UsageReading:
         """The /usage quota probe (zero tokens), cached 60 s; never raises for agy's failures."""

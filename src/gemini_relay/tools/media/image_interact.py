@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from gemini_relay.core.spec import MediaRequest
 from gemini_relay.core.vocabulary import Toolset
@@ -28,6 +28,11 @@ class ImageInteractInput(ImageOptions):
     )
     continue_last: bool = Field(
         False, description="Chain on the newest turn (its sidecar in the output folder, so this survives restarts)."
+    )
+    thinking_level: Literal["minimal", "high"] | None = Field(
+        None,
+        validation_alias=AliasChoices("thinkingLevel", "thinking_level"),  # the seed's spelling carries over
+        description="How much the model thinks before drawing: 'minimal' or 'high' (slower; default: the model's).",
     )
 
 
@@ -56,6 +61,7 @@ async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgres
         previous_interaction_id=previous,
         chain_retry_ms=config.chain_retry_ms,
         timeout_ms=config.request_timeout_ms(args.timeout_ms, args.image_size),
+        thinking_level=args.thinking_level,
     )
     reply = await run_media(deps, call, media_spec(deps, call, args.input, media), controls(args, args.inline), extra)
     made = (reply.meta or {}).get("interaction_id")

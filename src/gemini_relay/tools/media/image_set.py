@@ -2,19 +2,49 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.inputs import PathText
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.media.generate import AS_A_JOB, image_job
-from gemini_relay.tools.media.inputs import ImageOptions
+from gemini_relay.tools.media.inputs import ImageOptions, ReferencesInput, Url
+
+
+def _seed_name(field: str, camel: str) -> AliasChoices:
+    """The relay's name first (the schema shows it), then seed 003's master_images_* names in both spellings."""
+    seed = field.replace("images", "master_images", 1)
+    return AliasChoices(camel, "master" + camel[0].upper() + camel[1:], seed)
+
+
+def _about(field: str) -> str | None:
+    return ReferencesInput.model_fields[field].description
 
 
 class ImageSetInput(ImageOptions):
     master_prompt: str = Field(min_length=1, description="The master image: the subject and style every scene keeps.")
     scenes: list[str] = Field(min_length=1, max_length=8, description="One prompt per further image of the set.")
+    # The references of the master (and so of every scene), also by the seed's names (master_images_url, …).
+    images: list[PathText] | None = Field(
+        None, max_length=14, validation_alias=_seed_name("images", "images"), description=_about("images")
+    )
+    images_file_uris: list[str] | None = Field(
+        None,
+        max_length=14,
+        validation_alias=_seed_name("images_file_uris", "imagesFileUris"),
+        description=_about("images_file_uris"),
+    )
+    images_url: list[Url] | None = Field(
+        None, max_length=14, validation_alias=_seed_name("images_url", "imagesUrl"), description=_about("images_url")
+    )
+    images_base64: list[str] | None = Field(
+        None,
+        max_length=4,
+        validation_alias=_seed_name("images_base64", "imagesBase64"),
+        description=_about("images_base64"),
+    )
 
 
 async def image_set(deps: Deps, args: ImageSetInput, call: CallProgress) -> Reply:

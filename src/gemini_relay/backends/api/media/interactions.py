@@ -35,9 +35,17 @@ class InteractionAnswer:
 
 
 def body_for(
-    model: str, prompt: str, refs: list[Resolved], *, previous: str | None, response_format: dict[str, Any] | None
+    model: str,
+    prompt: str,
+    refs: list[Resolved],
+    *,
+    previous: str | None,
+    response_format: dict[str, Any] | None,
+    thinking_level: str | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"model": model, "input": [{"type": "text", "text": prompt}, *(r.rest_part() for r in refs)]}
+    if thinking_level:
+        body["generation_config"] = {"thinking_level": thinking_level}
     if previous:
         body["previous_interaction_id"] = previous
     if response_format:

@@ -159,7 +159,9 @@ async def _interact(
     uris = [r.name for r in refs if r.name]
     rest = Rest(auth, timeout=_request_timeout(spec, media))
     try:
-        body = interactions.body_for(media.model, spec.prompt, refs, previous=previous, response_format=fmt)
+        body = interactions.body_for(
+            media.model, spec.prompt, refs, previous=previous, response_format=fmt, thinking_level=media.thinking_level
+        )
         yield TextDelta(f"Interaction turn with {media.model}{' chained on ' + previous if previous else ''}…\n")
         answer: interactions.InteractionAnswer | None = None
         deadline = anyio.current_time() + media.chain_retry_ms / 1000
@@ -242,7 +244,9 @@ async def _reanchor(
             f"{image} is gone, so the turn could not be re-anchored)",
             http_status=404,
         )
-    body = interactions.body_for(media.model, prompt, [*refs, anchor], previous=None, response_format=fmt)
+    body = interactions.body_for(
+        media.model, prompt, [*refs, anchor], previous=None, response_format=fmt, thinking_level=media.thinking_level
+    )
     try:
         answer = await interactions.create(rest, body, what="image", file_uris=[r.name for r in refs if r.name])
     except MediaApiError as exc:
