@@ -40,9 +40,8 @@ class Dist:
     source: Path  # the clean copy the sdist was built from: the checkout's files a release would take
 
 
-def run(argv: list[str | Path], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Run one build step to completion; its output is the failure message when it fails."""
-    done = subprocess.run(
+def _step(argv: list[str | Path], cwd: Path | None, env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [str(a) for a in argv],
         cwd=cwd,
         env=env,
@@ -53,8 +52,17 @@ def run(argv: list[str | Path], *, cwd: Path | None = None, env: dict[str, str] 
         start_new_session=True,
         check=False,
     )
+
+
+def _failed(argv: list[str | Path], done: subprocess.CompletedProcess[str]) -> str:
+    return f"{' '.join(str(a) for a in argv)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+
+
+def run(argv: list[str | Path], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run one build step to completion; its output is the failure message when it fails."""
+    done = _step(argv, cwd, env)
     if done.returncode != 0:
-        pytest.fail(f"{' '.join(str(a) for a in argv)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+        pytest.fail(_failed(argv, done))
     return done.stdout
 
 
@@ -115,17 +123,7 @@ def offline_env(home: Path) -> dict[str, str]:
 def run_offline(argv: list[str | Path], env: dict[str, str], cwd: Path) -> str:
     """Run a uv step offline, to its output; a cache that lacks a dependency skips (fails under scripts/test) saying
     how to fill it, any other failure fails."""
-    done = subprocess.run(
-        [str(a) for a in argv],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=STEP_TIMEOUT,
-        start_new_session=True,
-        check=False,
-    )
+    done = _step(argv, cwd, env)
     if done.returncode == 0:
         return done.stdout
     if "offline" in done.stderr.lower() or "network connectivity is disabled" in done.stderr.lower():
@@ -133,7 +131,7 @@ def run_offline(argv: list[str | Path], env: dict[str, str], cwd: Path) -> str:
         if os.environ.get("GEMINI_RELAY_REQUIRE_CLIENTS"):
             pytest.fail(message)
         pytest.skip(message)
-    pytest.fail(f"{' '.join(str(a) for a in argv)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    pytest.fail(_failed(argv, done))
 
 
 def pack_bundle(dist: Dist, out: Path, env: dict[str, str]) -> Path:

@@ -103,7 +103,7 @@ def open_jailed(real: str, real_roots: Sequence[str]) -> int:
             where = resolved if (info.st_dev, info.st_ino) == (now.st_dev, now.st_ino) else ""
         if not any(inside(where, root) for root in real_roots):
             raise OutsideRoots(where)
-    except BaseException:
+    except BaseException:  # cleanup, re-raised: a refused or failed check leaves no descriptor open
         os.close(fd)
         raise
     return fd
