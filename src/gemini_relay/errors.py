@@ -30,6 +30,7 @@ RelayError                       errors.py
     ├── HostLost                 jobs/host/wire    the relay host went away before answering (retryable)
     ├── HostUnresponsive         jobs/host/wire    the relay host did not answer within its bound (retryable)
     ├── HostSuperseded           jobs/host/wire    a newer relay's host serves the state dir: an older server defers
+    ├── TurnsStopped             backends/gemini_cli/acp/backend  the CLI stopped the turn (loop, turn limit)
     └── QueueWaitExceeded        jobs/engine/pacing  could not start within the queue wait limit (safe to retry)
 """
 
