@@ -15,6 +15,7 @@ from gemini_relay.tools.core.brainstorm import BrainstormInput
 from gemini_relay.tools.core.conversations import ConversationsInput
 from gemini_relay.tools.core.fetch_chunk import FetchChunkInput
 from gemini_relay.tools.core.image import ImageInput
+from gemini_relay.tools.core.models import ModelsInput
 from gemini_relay.tools.core.ping import PingInput
 from gemini_relay.tools.core.plan import PlanInput
 from gemini_relay.tools.core.timeout_test import TimeoutTestInput
@@ -46,6 +47,7 @@ MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
     BrainstormInput: {"prompt": "p"},
     FetchChunkInput: {"cacheKey": "0123abcd", "chunkIndex": 1},
     ConversationsInput: {},
+    ModelsInput: {},
     PingInput: {},
     RunInput: {"prompt": "p"},
     StatusInput: {"jobId": "j1"},
