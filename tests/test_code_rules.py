@@ -52,3 +52,45 @@ def test_the_rule_sees_an_unclosed_relay() -> None:
         "            yield event\n"
     )
     assert list(_unclosed_relays(ast.parse(closed))) == []
+
+
+# The modules below the jobs layer keep their own folds: a backend classifies its process's exit from what it
+# yielded (streams/transcript.py), and the transcript is the fold itself.
+_OWN_FOLDS = ("backends", "streams")
+
+
+def _folds(tree: ast.AST) -> Iterator[tuple[str, int]]:
+    """Every `x.apply(...)` call (not `super().apply`), with the function it is in."""
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in _own_nodes(function):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            receiver = node.func.value
+            is_super = (
+                isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and (receiver.func.id == "super")
+            )
+            if node.func.attr == "apply" and not is_super:
+                yield function.name, node.lineno
+
+
+def test_a_runs_events_are_folded_into_its_record_only_where_it_executes() -> None:
+    # The engine's consume folds the backend's events into the run's record, in the relay host. A server attached to
+    # the run takes in the changes of that record (RunRecord.follow), never the events again: two folds of one run
+    # must never have to agree (its keepalives, its partial text and its result come from the host's one).
+    found = [
+        f"{path.relative_to(SRC)}:{line} ({function})"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.relative_to(SRC).parts[0] not in _OWN_FOLDS
+        for function, line in _folds(ast.parse(path.read_text(encoding="utf-8")))
+        if function != "consume"
+    ]
+    assert found == [], "a record follows the host's (RunRecord.follow); only consume folds events: " + ", ".join(found)
+
+
+def test_the_fold_rule_sees_a_second_fold() -> None:
+    source = "async def attached(record, message):\n    record.apply(decode(message))\n"
+    assert list(_folds(ast.parse(source))) == [("attached", 2)]
+    own = "class R(T):\n    def apply(self, event):\n        super().apply(event)\n"
+    assert list(_folds(ast.parse(own))) == []

@@ -136,3 +136,57 @@ async def test_a_continuation_whose_conversation_lock_cannot_be_taken_is_refused
         fresh = await deps.engine.register(spec(tmp_path, "fresh"), BackendName("gemini"))  # takes no lock
         assert list(deps.jobs.store.job_ids()) == [fresh.run_id]
         await deps.jobs.cancel(fresh.run_id)
+
+
+LONG_ANSWER = "".join(
+    f"line {i:06d} of an answer past what a socket frame or a keepalive quotes\n" for i in range(4000)
+)
+
+
+async def test_a_long_answer_crosses_whole_in_the_hosts_result_message(tmp_path: Path) -> None:
+    """The host folds the run's events once: a server attached to the run gets its record's changes as they come,
+    and the result with its whole text (never left out for the server to rebuild from a fold of its own)."""
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=_pieces(LONG_ANSWER), hold=hold))
+    async with executor(tmp_path, backend) as deps:
+        assert deps.jobs is not None
+        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
+        channel = await deps.jobs.client.open()
+        try:
+            await channel.send({"op": "run", "job_id": record.run_id, "env": {}})
+            messages = [await channel.receive()]
+            while "result" not in messages[-1]:
+                hold.set()  # attached while the run is live: its stream, not the stored result
+                messages.append(await channel.receive())
+        finally:
+            await channel.aclose()
+    assert len(LONG_ANSWER) > 256 * 1024
+    assert messages[-1] == {"result": messages[-1]["result"]} and messages[-1]["result"]["text"] == LONG_ANSWER
+    assert [set(m) for m in messages[:-1]] == [{"progress"}] * (len(messages) - 1)  # no event crosses
+
+
+def _pieces(text: str, size: int = 9000) -> tuple[str, ...]:
+    return tuple(text[i : i + size] for i in range(0, len(text), size))
+
+
+async def test_the_servers_record_follows_the_hosts_and_the_call_returns_the_whole_answer(tmp_path: Path) -> None:
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=_pieces(LONG_ANSWER), hold=hold))
+    async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
+        assert deps.own_host is not None
+        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
+        outcome: list[str] = []
+
+        async def execute() -> None:
+            outcome.append((await deps.engine.execute(record)).text)
+
+        tg.start_soon(execute)
+        with anyio.fail_after(BOUND):
+            while record.text != LONG_ANSWER:
+                await anyio.sleep(0.01)  # the host's changes arrive on the server's own channel
+        hosts = deps.own_host.runner.live[record.run_id].record
+        assert (record.state, record.session_id, record.tail) == (RunState.RUNNING, hosts.session_id, hosts.tail)
+        hold.set()
+    assert outcome == [LONG_ANSWER]

@@ -49,8 +49,7 @@ class Transcript:
                 self.session_id = sid or self.session_id
                 self.model = model or self.model
             case TextDelta(text=text):
-                self._chunks.append(text)
-                self._tail = (self._tail + text)[-TAIL_CHARS:]
+                self.add_text(text)
             case ToolCall(tool_id=tool_id, name=name):
                 self._tool_names[tool_id] = name
             case ToolResult(tool_id=tool_id, ok=False, error_type=error_type) if error_type in _DENIED_TYPES:
@@ -69,6 +68,15 @@ class Transcript:
                     self.session_id = event.session_id
                 self.denied_actions.extend(a for a in event.denied_actions if a not in self.denied_actions)
         return event
+
+    def add_text(self, text: str) -> None:
+        """Answer text streamed in (a delta, or what a copy of another fold receives of it)."""
+        self._chunks.append(text)
+        self._tail = (self._tail + text)[-TAIL_CHARS:]
+
+    def streamed_since(self, chunks: int) -> tuple[str, int]:
+        """The text streamed after the first `chunks` pieces, and how many pieces there are now."""
+        return "".join(self._chunks[chunks:]), len(self._chunks)
 
     def note(self, notice: str) -> None:
         if notice not in self.notices:

@@ -12,11 +12,25 @@ from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.streams.transcript import Transcript
 
 
+@dataclass(frozen=True)
+class RunProgress:
+    """What changed in a run's record, as a server attached to the run shows it: its phase (queued, starting,
+    running) and conversation for the keepalives, and the answer's text streamed since the previous change (the
+    keepalives quote its tail; a run the server itself stops keeps it as partial text)."""
+
+    state: RunState
+    session_id: str | None = None
+    model: str | None = None
+    text: str = ""
+
+
 @dataclass(kw_only=True)
 class RunRecord(Transcript):
     """The live state of one run: the transcript of its events plus its lifecycle.
 
-    One writer (the engine, folding the backend's events through `apply`); readers (keepalives) only read.
+    One writer (the engine where the run executes, folding the backend's events through `apply`); readers
+    (keepalives) only read. A server's record of a run in the relay host is a copy: it takes in the host's
+    changes (`follow`), never the events themselves.
     """
 
     backend: BackendName
@@ -43,6 +57,15 @@ class RunRecord(Transcript):
         if self.listener is not None:
             self.listener(event)
         return event
+
+    def follow(self, progress: RunProgress) -> None:
+        """Take in a change of the run's own record (the host's, which folds the events)."""
+        if not self.state.terminal:
+            self.state = progress.state
+        self.session_id = progress.session_id or self.session_id
+        self.model = progress.model or self.model
+        if progress.text:
+            self.add_text(progress.text)
 
     @property
     def elapsed(self) -> float:

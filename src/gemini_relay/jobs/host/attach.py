@@ -1,5 +1,6 @@
-"""The server's Runner and JobManager for runs in the relay host: HostRunner forwards a run to the host and folds the
-events it streams back into the server's record; HostedJobManager cancels through the host and follows its jobs."""
+"""The server's Runner and JobManager for runs in the relay host: HostRunner forwards a run to the host and takes the
+changes of the host's record of it into the server's (for keepalives; the events are folded in the host, once);
+HostedJobManager cancels through the host and follows its jobs."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from gemini_relay.jobs.host.wire import (
     Channel,
     HostLost,
     decode_error,
-    decode_event,
+    decode_progress,
     encode_spec,
     request_line,
 )
@@ -41,7 +42,7 @@ class _HostLost(Exception):
 
 class HostRunner:
     """The Runner for backends run in the host: create there (synchronously, so the job id is known at once), then
-    attach to the run and fold its events into this server's record."""
+    attach to the run and follow the host's record of it in this server's."""
 
     def __init__(self, client: HostClient, jobs: HostedJobManager) -> None:
         self._client = client
@@ -90,7 +91,7 @@ class HostRunner:
             self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
 
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
-        """Attach to the job in the host and fold its events into `record` until its result. Cancelled (at any
+        """Attach to the job in the host and follow its record in `record` until its result. Cancelled (at any
         point, attaching included), it cancels the job in the host, unless the server is detaching."""
         try:
             for attempt in range(2):
@@ -117,20 +118,14 @@ class HostRunner:
         clean = False  # the run's stream ended as the protocol says: the channel can carry the next run
         try:
             while True:
-                if "event" in message:
-                    event = message["event"]
-                    record.apply(decode_event(event, record.streamed_text if event.get("text_streamed") else None))
+                if "progress" in message:  # queued behind the host's cap, admitted, running: the keepalives say which
+                    record.follow(decode_progress(message["progress"]))
                 elif "question" in message:
                     await self._answer(record, message["question"])
-                elif "state" in message:  # queued behind the host's cap, then admitted: the keepalives say which
-                    record.state = RunState(message["state"])
                 elif "result" in message:
                     clean = True
-                    data = message["result"]
-                    if message.get("text_from_transcript"):
-                        data["text"] = record.text
-                    result = RunResult.from_json(data)
-                    # A run that ended before this server attached sends its result alone: what the events would
+                    result = RunResult.from_json(message["result"])
+                    # A run that ended before this server attached sends its result alone: what its progress would
                     # have told the record (its conversation, the model that really answered) comes from it.
                     record.session_id = result.conversation_id or record.session_id
                     record.model = result.model or record.model

@@ -1,7 +1,8 @@
 """JobProxy: what a server holds of the one executor. A call's run is checked here (before a job exists), created
 in the relay host (the shared one, or the server's own with GEMINI_RELAY_HOST=off: the same code), then attached
-to: the host's events are folded into this server's record for keepalives, and its result is the call's. No queue,
-cap or pacing here (the host's engine owns them); the deadline is kept as a backstop past the host's own.
+to: the host's record of the run (where its events are folded) is followed in this server's for keepalives, and its
+result is the call's. No queue, cap or pacing here (the host's engine owns them); the deadline is kept as a backstop
+past the host's own.
 """
 
 from __future__ import annotations

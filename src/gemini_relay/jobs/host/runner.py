@@ -1,8 +1,8 @@
 """HostedRunner: the relay host's runner. Jobs are created in the store as JobManager.create does (idempotency,
-conversation lock, held by the host), the backend runs in the host process, and every event is mirrored into the
-store (so any server's gemini-status sees it and a crash keeps the partial text) and published to the servers
-attached to the run (LiveJob) as it happens. The host is recorded as the job's supervisor: if it dies, derive_status
-says `interrupted`.
+conversation lock, held by the host), the backend runs in the host process, and every event is folded into the run's
+record (the one fold), mirrored into the store (so any server's gemini-status sees it and a crash keeps the partial
+text), and the record's changes go to the servers attached to the run (LiveJob) as they happen. The host is recorded
+as the job's supervisor: if it dies, derive_status says `interrupted`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import anyio
 
 from gemini_relay.backends.asking import ASKER, Asker, AskOutcome, Unasked
 from gemini_relay.backends.base import Backend
-from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta
+from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine.engine import RunEngine
-from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.record import RunProgress, RunRecord
 from gemini_relay.jobs.engine.runners import consume, outcome_from_record
 from gemini_relay.jobs.host.asking import Questions
-from gemini_relay.jobs.host.wire import Channel, encode_event
+from gemini_relay.jobs.host.wire import Channel, encode_progress
 from gemini_relay.jobs.store.base import (
     EXIT_CANCELLED,
     EXIT_DONE,
@@ -85,28 +85,34 @@ def _changed(old: Progress, new: Progress) -> bool:
 
 
 class LiveJob:
-    """A run in this host: its events so far and, at the end, its result, for every server attached to it."""
+    """A run in this host: the changes of its record so far and, at the end, its result, for every server attached
+    to it (each shows them in its keepalives: the run's events are folded here, once)."""
 
     def __init__(self, record: RunRecord) -> None:
         self.record = record
-        # What an attached server replays: the run's state (queued in this host's engine, then starting) and events.
-        self.events: list[dict[str, Any]] = [{"state": RunState.QUEUED.value}]
+        # What an attached server replays: every change of the record (from queued in this host's engine on) and
+        # every question.
+        self.messages: list[dict[str, Any]] = []
         self.result: RunResult | None = None
         self.questions = Questions()
         self.asker: Asker = Unasked(AskOutcome.NO_CALLER)  # set from the create request (jobs/host/asking.py)
         self._changed = anyio.Event()
+        self._shown: RunProgress | None = None
+        self._chunks = 0  # the record's streamed pieces already sent
+        self.progressed()
 
-    def publish(self, event: AgentEvent) -> None:
-        streamed = self.record.streamed_text if isinstance(event, Finished) else None
-        self.events.append({"event": encode_event(event, streamed)})
-        self._wake()
+    def progressed(self) -> None:
+        """The record changed (admitted, or an event folded in): what an attached server shows of it goes out."""
+        record = self.record
+        text, self._chunks = record.streamed_since(self._chunks)
+        shown = RunProgress(record.state, record.session_id, record.model)
+        if text or shown != self._shown:
+            self._shown = shown
+            self.messages.append({"progress": encode_progress(replace(shown, text=text))})
+            self._wake()
 
     def publish_question(self, question: dict[str, Any]) -> None:
-        self.events.append({"question": question})
-        self._wake()
-
-    def admitted(self) -> None:
-        self.events.append({"state": RunState.STARTING.value})
+        self.messages.append({"question": question})
         self._wake()
 
     def finish(self, result: RunResult) -> None:
@@ -118,28 +124,21 @@ class LiveJob:
         changed.set()
 
     async def stream(self, channel: Channel) -> None:
-        """Every event (from the first: a late attacher misses nothing), then the result."""
+        """Every change (from the first: a late attacher misses nothing), then the result with its whole text."""
         sent = 0
         while True:
             changed = self._changed
-            while sent < len(self.events):
-                message = self.events[sent]
+            while sent < len(self.messages):
+                message = self.messages[sent]
                 sent += 1
                 question = message.get("question")
                 if question is None or question["id"] not in self.questions.settled:  # an answered one is not news
                     await channel.send(message)
-            if self.result is not None and sent == len(self.events):
-                await channel.send(self._result_message(self.result))
+            if self.result is not None and sent == len(self.messages):
+                await channel.send({"result": self.result.to_json()})
                 return
             if changed is self._changed:
                 await changed.wait()
-
-    def _result_message(self, result: RunResult) -> dict[str, Any]:
-        data = result.to_json()
-        if data["text"] and data["text"] == self.record.text:  # the attached server folded the same events
-            data["text"] = None
-            return {"result": data, "text_from_transcript": True}
-        return {"result": data}
 
     async def ended(self, timeout: float) -> bool:
         with anyio.move_on_after(timeout):
@@ -204,11 +203,11 @@ class HostedRunner(JobManager):
         mirror = StoreMirror(self.store, job_id, record, time.time())
         live = self.live.get(job_id)
         if live is not None:
-            live.admitted()
+            live.progressed()  # admitted: starting
 
         def listen(event: AgentEvent) -> None:
             if live is not None:
-                live.publish(event)
+                live.progressed()
             try:
                 mirror.on_event(event)
                 mirror.flush()  # writes only when state, session, model or CLI pid changed

@@ -2,10 +2,11 @@
 
 Every connection opens with `hello` (protocol and relay version; a server never talks to a host of another
 version). Requests are one JSON object per line with an `op`; replies are objects too. `run` answers with a stream
-of `{"event": ...}` lines and then one `{"result": <RunResult JSON>}` (failures keep their kind through
-core/result.Failure), with `{"question": ...}` lines where the run asks its caller (jobs/host/asking.py; the server
-answers with the `answer` op on another connection); the answer's text crosses once, in the deltas, when the
-Finished event and the result say `text_streamed` / `text_from_transcript` instead of repeating it.
+of `{"progress": ...}` lines, each a change of the run's record in the host (its phase, conversation, model and the
+answer's text streamed since the previous one: the host folds the run's events once, and a server takes in what its
+keepalives show rather than fold them again), and then one `{"result": <RunResult JSON>}` with the whole text
+(failures keep their kind through core/result.Failure), with `{"question": ...}` lines where the run asks its caller
+(jobs/host/asking.py; the server answers with the `answer` op on another connection).
 Errors that are not run results are `{"error": {"kind": ..., "message": ...}}`.
 """
 
@@ -19,7 +20,7 @@ import stat
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,27 +28,22 @@ from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gemini_relay import __version__
-from gemini_relay.core import events as ev
-from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import FailureReason
+from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
+from gemini_relay.jobs.engine.record import RunProgress
 from gemini_relay.jobs.store.base import JobConflict
 
-PROTOCOL = 3  # 2: a Finished and a result may travel without the text the deltas carried; 3: questions, `answer`
+# 2: a Finished and a result may travel without the text the deltas carried; 3: questions, `answer`; 4: `progress`
+# (the host's record) instead of events, the result with its whole text
+PROTOCOL = 4
 SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
-MAX_LINE = 64 * 1024 * 1024  # a whole answer (a Finished event's text) travels in one line: what a server reads
+MAX_LINE = 64 * 1024 * 1024  # a whole answer (the result's text) travels in one line: what a server reads
 # What the host reads of one request line: a create carries the prompt (at most 2 MiB inlined, escaped in JSON) and
 # the server's environment. A client that sends more (or never ends its line) is cut off, not buffered to 64 MB.
 MAX_REQUEST_LINE = 16 * 1024 * 1024
 _MIB = 1024 * 1024
-
-_EVENTS: dict[str, type[Any]] = {
-    cls.__name__: cls
-    for cls in (ev.SessionStarted, ev.TextDelta, ev.ToolCall, ev.ToolResult, ev.StreamNotice, ev.RunNotice,
-                ev.Spawned, ev.Finished)
-}  # fmt: skip
 
 
 def is_newer(protocol: int, version: str, *, than_protocol: int, than_version: str) -> bool:
@@ -106,31 +102,19 @@ def log_path(state_dir: Path) -> Path:
 # --- values ---------------------------------------------------------------------------------------------------------
 
 
-def encode_event(event: AgentEvent, streamed: str | None = None) -> dict[str, Any]:
-    """`streamed`: the text the run's deltas carried so far. A Finished whose text is exactly that travels without
-    it (the receiver folded the same deltas): a 200 KB answer crosses the socket once, not twice."""
-    data = {"type": type(event).__name__, **asdict(event)}
-    if isinstance(event, ev.Finished) and event.text and event.text == streamed:
-        data["text"] = None
-        data["text_streamed"] = True
+def encode_progress(progress: RunProgress) -> dict[str, Any]:
+    data = asdict(progress)
+    data["state"] = progress.state.value
     return data
 
 
-def decode_event(data: dict[str, Any], streamed: str | None = None) -> AgentEvent:
-    """`streamed`: the text of the deltas decoded so far (for a Finished sent without its text)."""
-    cls = _EVENTS[data["type"]]
-    names = {f.name for f in fields(cls)}
-    raw = {k: v for k, v in data.items() if k in names}
-    if cls is ev.Finished:
-        if data.get("text_streamed"):
-            raw["text"] = streamed
-        if isinstance(raw.get("usage"), dict):
-            raw["usage"] = Usage(**raw["usage"])
-        for f in fields(cls):
-            if f.default == ():  # JSON has lists; the event's sequences are tuples (denied_actions, files, models)
-                raw[f.name] = tuple(raw.get(f.name) or ())
-    event: AgentEvent = cls(**raw)
-    return event
+def decode_progress(data: dict[str, Any]) -> RunProgress:
+    return RunProgress(
+        state=RunState(data["state"]),
+        session_id=data.get("session_id"),
+        model=data.get("model"),
+        text=str(data.get("text") or ""),
+    )
 
 
 def encode_spec(spec: RunSpec) -> dict[str, Any]:

@@ -14,12 +14,19 @@ import pytest
 
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
 from gemini_relay.core.events import (
+    AgentEvent,
     Finished,
     RunNotice,
     SessionStarted,
     TextDelta,
 )
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed, RunTimedOut
+from gemini_relay.jobs.engine.engine import RunEngine
+from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import InlineRunner
+from gemini_relay.streams.transcript import Transcript
 from gemini_relay.supervise.groups import group_alive
 from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, collect, text_of
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS
@@ -27,6 +34,24 @@ from tests.fakes.fake_gemini_api import SLOW_CHUNKS
 pytestmark = pytest.mark.anyio
 
 CANCEL_BOUND = 3.0  # cancel -> the turn settled (the CLI answers session/cancel in milliseconds)
+
+
+class _BackendDeadline(InlineRunner):
+    deadline_margin = 5.0  # the backend's own deadline stops the turn, not the engine's
+
+
+def recorded(backend: AcpBackend, spec: RunSpec) -> tuple[RunEngine, RunRecord]:
+    """The backend behind an engine, as the host runs it: the run's events are folded into its record, whose text a
+    failure keeps (the backend's own failures carry none: the translator keeps no transcript)."""
+    engine = RunEngine({BackendName(backend.name): backend}, max_concurrent=4, runner=_BackendDeadline())
+    return engine, engine.new_record(spec, BackendName(backend.name))
+
+
+def folded(spec: RunSpec, events: list[AgentEvent]) -> Transcript:
+    record = Transcript(spec)
+    for event in events:
+        record.apply(event)
+    return record
 
 
 @pytest.fixture(scope="module")
@@ -139,8 +164,9 @@ async def test_cancelling_the_consuming_task_cancels_the_turn(world: AcpWorld, p
 async def test_a_timeout_cancels_the_turn_and_keeps_the_partial_text(world: AcpWorld, pool: WarmPool) -> None:
     backend = world.backend(pool)
     await collect(backend, world.spec("warm up"))
-    with pytest.raises(RunTimedOut) as caught:
-        await collect(backend, world.spec("[[fake:slow:1]]", timeout_seconds=1.5))
+    engine, record = recorded(backend, world.spec("[[fake:slow:1]]", timeout_seconds=1.5))
+    with pytest.raises(RunTimedOut) as caught, anyio.fail_after(BOUND):
+        await engine.execute(record)
     assert caught.value.partial_text.startswith(SLOW_CHUNKS[0])
     assert "gemini timed out after 1.5s" in str(caught.value)
 
@@ -149,14 +175,19 @@ async def test_a_cli_killed_mid_run_fails_with_the_partial_text_and_leaves_no_pr
     world: AcpWorld, pool: WarmPool
 ) -> None:
     backend = world.backend(pool)
-    run = backend.run(world.spec("[[fake:slow:2]]"))
-    with pytest.raises(RunFailed, match="killed by signal 9") as caught:
-        with anyio.fail_after(BOUND):
-            async for event in run:
-                if isinstance(event, TextDelta):
-                    pid = pool.processes[0]
-                    os.killpg(pid, signal.SIGKILL)
+    engine, record = recorded(backend, world.spec("[[fake:slow:2]]"))
+    killed: list[int] = []
+
+    def kill_at_the_first_text(event: AgentEvent) -> None:
+        if isinstance(event, TextDelta) and not killed:
+            killed.append(pool.processes[0])
+            os.killpg(killed[0], signal.SIGKILL)
+
+    record.listener = kill_at_the_first_text
+    with pytest.raises(RunFailed, match="killed by signal 9") as caught, anyio.fail_after(BOUND):
+        await engine.execute(record)
     assert caught.value.partial_text == SLOW_CHUNKS[0]
+    pid = killed[0]
     with anyio.fail_after(BOUND):
         while group_alive(pid) or pool.processes:
             await anyio.sleep(0.02)  # polls /proc: no event announces a reaped group
@@ -176,16 +207,16 @@ async def test_a_write_is_allowed_or_refused_by_the_runs_mode(
     world: AcpWorld, pool: WarmPool, fields: dict[str, object], written: bool, refused_by: str | None
 ) -> None:
     folder = world.folder(f"write-{'-'.join(map(str, fields.values())) or 'default'}")
-    events = await collect(world.backend(pool), world.spec("[[fake:write_file:out.txt]]", cwd=folder, **fields))
+    spec = world.spec("[[fake:write_file:out.txt]]", cwd=folder, **fields)
+    events = await collect(world.backend(pool), spec)
     assert (folder / "out.txt").exists() is written
     notices = [e.message for e in events if isinstance(e, RunNotice)]
-    finished = events[-1]
-    assert isinstance(finished, Finished)
+    assert isinstance(events[-1], Finished)
     if refused_by is None:
-        assert notices == [] and finished.denied_actions == ()
+        assert notices == [] and folded(spec, events).denied_actions == []
     else:
         assert len(notices) == 1 and refused_by in notices[0]
-        assert finished.denied_actions == ("write_file",)
+        assert folded(spec, events).denied_actions == ["write_file"]  # the run's record: the translator keeps none
 
 
 async def test_a_model_set_per_run_reaches_the_api(world: AcpWorld, pool: WarmPool) -> None:

@@ -10,9 +10,9 @@ from gemini_relay.errors import RunFailed
 
 
 def test_a_quota_error_is_classified_as_capacity_with_its_http_status() -> None:
-    failure = prompt_failure(AcpRpcError(429, "You have exhausted your daily quota on this model."), partial_text="x")
+    failure = prompt_failure(AcpRpcError(429, "You have exhausted your daily quota on this model."))
     assert failure.reason is FailureReason.QUOTA_EXHAUSTED
-    assert failure.http_status == 429 and failure.retryable is False and failure.partial_text == "x"
+    assert failure.http_status == 429 and failure.retryable is False
     found = capacity_of(failure)
     assert found is not None and found.status_code == 429
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator, tool_name
-from gemini_relay.core.events import RunNotice, TextDelta, ToolCall, ToolResult, Usage
+from gemini_relay.core.events import AgentEvent, RunNotice, TextDelta, ToolCall, ToolResult, Usage
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.streams.transcript import Transcript
 
 SID = "s-1"
 
@@ -18,13 +21,27 @@ def text(session_update: str, value: str) -> dict[str, Any]:
     return update(session_update, content={"type": "text", "text": value})
 
 
+def folded(events: list[AgentEvent]) -> Transcript:
+    """The events folded as the run's record folds them (the translator keeps no transcript of its own)."""
+    record = Transcript(RunSpec(tool="gemini-ask", prompt="p", cwd=Path.cwd()))
+    for event in events:
+        record.apply(event)
+    return record
+
+
 def test_message_chunks_are_answer_deltas_in_order() -> None:
     t = UpdateTranslator(SID)
     events = t.update(text("agent_message_chunk", "Hello from fake Gemi")) + t.update(
         text("agent_message_chunk", "ni! You said: hi")
     )
     assert events == [TextDelta("Hello from fake Gemi"), TextDelta("ni! You said: hi")]
-    assert t.text == "Hello from fake Gemini! You said: hi"
+    assert t.answered and folded(events).text == "Hello from fake Gemini! You said: hi"
+
+
+def test_the_translator_keeps_no_copy_of_the_answer() -> None:
+    t = UpdateTranslator(SID)
+    t.update(text("agent_message_chunk", "an answer only the run's record holds"))
+    assert t.answered and "only the run's record" not in repr(vars(t))
 
 
 def test_thoughts_replayed_user_turns_and_mode_updates_are_not_answer_text() -> None:
@@ -33,7 +50,7 @@ def test_thoughts_replayed_user_turns_and_mode_updates_are_not_answer_text() -> 
     assert t.update(text("user_message_chunk", "an earlier prompt")) == []
     assert t.update(text("agent_message_chunk", "[MODE_UPDATE] autoEdit")) == []
     assert t.update(update("available_commands_update", availableCommands=[])) == []
-    assert t.text == ""
+    assert not t.answered
     assert t.mode_changes == ["autoEdit"]
 
 
@@ -62,7 +79,7 @@ def test_a_policy_denial_is_a_refused_tool_with_a_notice() -> None:
     assert events[0] == ToolCall(tool_id=tool_id, name="write_file")
     assert events[1] == ToolResult(tool_id, ok=False, error_type="policy_violation", error_message=message)
     assert isinstance(events[2], RunNotice) and "write_file" in events[2].message
-    assert t.finished({"stopReason": "end_turn"}).denied_actions == ("write_file",)
+    assert folded(events).denied_actions == ["write_file"]
 
 
 def test_a_refused_permission_is_a_denied_tool_result() -> None:
@@ -71,7 +88,7 @@ def test_a_refused_permission_is_a_denied_tool_result() -> None:
     events = t.refused(call, "plan mode is read-only")
     assert events[0] == ToolCall(tool_id="write_file__write_file_1_0", name="write_file")
     assert isinstance(events[1], ToolResult) and events[1].error_type == "permission_denied"
-    assert t.finished({"stopReason": "end_turn"}).denied_actions == ("write_file",)
+    assert folded(events).denied_actions == ["write_file"]
 
 
 def test_the_prompt_result_is_a_finished_event_with_usage() -> None:

@@ -4,7 +4,8 @@
 notices, then Finished; it raises RunFailed (classified like the cold path), RunTimedOut, InputError, or
 AcpHandshakeError when no warm process can start (the caller then runs the cold `-p` path, with a notice once).
 Closing the generator or cancelling its task sends `session/cancel`; a turn that does not settle within
-CANCEL_SETTLE gets its process stopped.
+CANCEL_SETTLE gets its process stopped. Its failures carry no partial text: the deltas did, and the run's record (the
+engine folds them) gives a failure the text so far.
 """
 
 from __future__ import annotations
@@ -133,12 +134,12 @@ class AcpBackend:
                 async with contextlib.aclosing(turn):
                     async for event in turn:
                         yield event
-        except TurnsStopped as exc:
+        except TurnsStopped:
             # Over ACP the CLI ends a loop it detected and a session past model.maxSessionTurns alike: the settings
             # tell which (loop detection is the only one when no limit is set).
             if _session_turns_limit(launch.env, spec.cwd) is not None:
-                raise RunFailed(MAX_SESSION_TURNS, partial_text=exc.partial_text) from None
-            raise loop_failure(exc.partial_text) from None
+                raise RunFailed(MAX_SESSION_TURNS) from None
+            raise loop_failure() from None
         except RunFailed as exc:
             with_auth_fix(exc, launch.env, spec.cwd, warm=True)  # the generic auth advice becomes the precise fix
             raise
@@ -235,7 +236,7 @@ async def _prompt(
                     item = await inbox.receive()
                 if item is None:
                     settled = await _cancel_turn(lease, inbox)
-                    raise RunTimedOut("gemini", timeout, partial_text=translator.text)
+                    raise RunTimedOut("gemini", timeout)
                 if item.kind == "update":
                     for event in translator.update(item.payload):
                         yield event
@@ -247,7 +248,7 @@ async def _prompt(
                 elif item.kind == "closed":
                     settled = True
                     reason = str(item.payload.get("reason") or "gemini --acp exited")
-                    raise RunFailed(f"{reason} during the run", partial_text=translator.text, retryable=True)
+                    raise RunFailed(f"{reason} during the run", retryable=True)
                 else:
                     settled = True
                     finished = _finish(item, translator)
@@ -256,7 +257,7 @@ async def _prompt(
                     if fell_back:
                         yield RunNotice(fell_back)
                     finished = await _recorded(finished, lease, sent_at, translator)
-                    if finished.status == "SUCCESS" and not translator.text.strip():  # tools ran, see _finish
+                    if finished.status == "SUCCESS" and not translator.answered:  # tools ran, see _finish
                         yield RunNotice(no_answer_after_tools(translator.tool_names))
                     yield finished
                     return
@@ -268,13 +269,13 @@ async def _prompt(
 
 def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
     if item.error is not None:
-        raise prompt_failure(item.error, partial_text=translator.text)
+        raise prompt_failure(item.error)
     stop = item.payload.get("stopReason")
     if stop == "cancelled":
-        raise RunFailed("gemini --acp cancelled the turn", partial_text=translator.text, retryable=True)
+        raise RunFailed("gemini --acp cancelled the turn", retryable=True)
     if stop == "max_turn_requests":
-        raise TurnsStopped("gemini --acp stopped the turn", partial_text=translator.text)
-    if stop == "end_turn" and not translator.text.strip() and not translator.tool_names:
+        raise TurnsStopped("gemini --acp stopped the turn")
+    if stop == "end_turn" and not translator.answered and not translator.tool_names:
         # Failed as cold fails it, but unnamed: over ACP the CLI ends an empty answer, a SAFETY/RECITATION block
         # and a missing finish reason alike, as a plain end_turn (cold's stream-json names which). After tools,
         # the recording tells an empty answer the CLI took (a notice) from a failed one (_recorded).
@@ -303,9 +304,9 @@ async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator
     if call is None:
         return finished
     if finished.status == "SUCCESS" and not call.answered:
-        if not translator.text.strip():
+        if not translator.answered:
             raise _empty()
-        raise RunFailed(CUT_SHORT, partial_text=translator.text, retryable=True, recovery=CUT_ADVICE)
+        raise RunFailed(CUT_SHORT, retryable=True, recovery=CUT_ADVICE)
     usage = sum_usage(list(call.turns))
     return replace(finished, usage=usage) if usage is not None else finished
 

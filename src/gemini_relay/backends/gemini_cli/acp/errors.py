@@ -13,7 +13,7 @@ _AUTH_CODE = -32000
 _NOT_FOUND_WORDING = ("Session not found", "Invalid session identifier", "No previous sessions found")
 
 
-def prompt_failure(error: AcpRpcError, *, partial_text: str = "") -> RunFailed:
+def prompt_failure(error: AcpRpcError) -> RunFailed:
     """The failure for an error answer to `session/prompt`: classified by the cold path's own rules."""
     raw = (error.details or error.message).strip()
     text = clean_detail(raw) or "no details"
@@ -28,7 +28,6 @@ def prompt_failure(error: AcpRpcError, *, partial_text: str = "") -> RunFailed:
         failure = auth_failure((error.details or error.message).strip())
     else:
         failure = generic_failure(text)
-    failure.partial_text = partial_text
     return failure
 
 

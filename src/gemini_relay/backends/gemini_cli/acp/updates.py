@@ -23,18 +23,15 @@ _DENIED_BY_POLICY = re.compile(r"denied by policy", re.IGNORECASE)
 
 @dataclass
 class UpdateTranslator:
-    """Folds one prompt's updates into events; remembers the text and tools seen for partial results."""
+    """Turns one prompt's updates into events. It keeps what translating needs: the tool calls seen (the CLI
+    announces a call more than once, and a refusal names it), and whether any answer came; the answer's text and
+    the refused actions are the run's record's, folded from these events where the run executes."""
 
     session_id: str
-    chunks: list[str] = field(default_factory=list[str])
     mode_changes: list[str] = field(default_factory=list[str])
+    answered: bool = False  # some answer text came (not only whitespace)
     _tools: dict[str, str] = field(default_factory=dict[str, str])
     _finished_tools: set[str] = field(default_factory=set[str])
-    denied: list[str] = field(default_factory=list[str])
-
-    @property
-    def text(self) -> str:
-        return "".join(self.chunks)
 
     @property
     def tool_names(self) -> list[str]:
@@ -51,7 +48,7 @@ class UpdateTranslator:
                     return []
                 if not text:
                     return []
-                self.chunks.append(text)
+                self.answered = self.answered or bool(text.strip())
                 return [TextDelta(text)]
             case "tool_call":
                 events = self._call(update)
@@ -79,7 +76,6 @@ class UpdateTranslator:
         events = self._call(tool_call)
         tool_id = as_str(tool_call.get("toolCallId"))
         self._finished_tools.add(tool_id)
-        self.denied.append(self._tools.get(tool_id, tool_id))
         return [*events, ToolResult(tool_id=tool_id, ok=False, error_type="permission_denied", error_message=reason)]
 
     def finished(self, result: dict[str, Any]) -> Finished:
@@ -89,7 +85,6 @@ class UpdateTranslator:
             ok=stop != "refusal",
             status=status,
             usage=_usage(result),
-            denied_actions=tuple(self.denied),
             session_id=self.session_id,
             partial=stop in ("max_tokens", "max_turn_requests"),
             models=_models(result),
@@ -117,7 +112,6 @@ class UpdateTranslator:
             return [result]
         # The CLI's own policy refused it (plan mode): the caller is told, as for a refused permission.
         name = self._tools.get(tool_id, tool_id)
-        self.denied.append(name)
         return [result, RunNotice(f"Refused {name}: {output.rstrip('.')}.")]
 
 
