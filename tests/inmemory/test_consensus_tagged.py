@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
 
 from gemini_relay.core.vocabulary import Verdict
@@ -39,18 +41,19 @@ REVIEWED = {
 }
 
 
-def judged(value: Any) -> Script:
-    return answer(value if isinstance(value, str) else json.dumps(value))
+async def reviewed(relay: InMemory, pro: str, flash: str, synthesis: Any) -> types.CallToolResult:
+    """A review of DIFF by pro and flash, answering these, and a judge answering `synthesis` (a value as JSON)."""
+    relay.backend.by_model["pro"], relay.backend.by_model["flash"] = answer(pro), answer(flash)
+    relay.backend.by_model["judge"] = answer(synthesis if isinstance(synthesis, str) else json.dumps(synthesis))
+    async with relay.client(**REVIEW) as client:
+        return await client.call_tool("gemini-consensus", {"prompt": DIFF, "review": True, "synthesisModel": "judge"})
 
 
 async def test_a_review_tags_each_finding_by_who_raised_it_keeps_disagreements_apart_and_ends_with_a_verdict(
     relay: InMemory,
 ) -> None:
-    relay.backend.by_model["pro"] = answer("High: entries never expire. Add a TTL now. Verdict: fix first")
-    relay.backend.by_model["flash"] = answer("High: unbounded. Low: the test sleeps. Verdict: fix first")
-    relay.backend.by_model["judge"] = judged(REVIEWED)
-    async with relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-consensus", {"prompt": DIFF, "review": True, "synthesisModel": "judge"})
+    pro, flash = "High: entries never expire. Add a TTL now. Verdict: fix", "High: unbounded. Low: the test sleeps."
+    result = await reviewed(relay, pro, flash, REVIEWED)
     data = data_of(result)
     assert data["tagged"] and data["review"] and data["verdict"] == Verdict.FIX_FIRST.value
     assert data["findings"] == [
@@ -79,9 +82,8 @@ async def test_a_review_tags_each_finding_by_who_raised_it_keeps_disagreements_a
 
 
 async def test_a_question_has_no_verdict_and_its_findings_carry_no_severity(relay: InMemory) -> None:
-    relay.backend.by_model["judge"] = judged(
-        {"findings": [{"text": "Rust is faster.", "found_by": ["pro"]}], "disagreements": [], "recommendation": "Wait."}
-    )
+    found = {"findings": [{"text": "Rust is faster.", "found_by": ["pro"]}], "disagreements": [], "recommendation": "-"}
+    relay.backend.by_model["judge"] = answer(json.dumps(found))
     async with relay.client(**REVIEW) as client:
         data = data_of(await client.call_tool("gemini-consensus", {"prompt": QUESTION, "synthesisModel": "judge"}))
     assert data["verdict"] is None and not data["review"]
@@ -102,11 +104,7 @@ async def test_a_question_has_no_verdict_and_its_findings_carry_no_severity(rela
 async def test_a_synthesis_whose_json_does_not_validate_gives_each_answer_untagged_and_says_so(
     relay: InMemory, synthesis: Any, why: str
 ) -> None:
-    relay.backend.by_model["pro"] = answer("Pro's own review.")
-    relay.backend.by_model["flash"] = answer("Flash's own review.")
-    relay.backend.by_model["judge"] = judged(synthesis)
-    async with relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-consensus", {"prompt": DIFF, "review": True, "synthesisModel": "judge"})
+    result = await reviewed(relay, "Pro's own review.", "Flash's own review.", synthesis)
     data = data_of(result)
     assert data["tagged"] is False and why in data["untagged_because"]
     assert data["findings"] == [] and data["disagreements"] == [] and data["verdict"] is None
@@ -184,3 +182,14 @@ async def test_a_collect_attaches_to_the_stand_in_s_job_and_bills_nothing_again(
         again = data_of(await client.call_tool("gemini-consensus", args))
     assert [a["job_id"] for a in again["answers"]] == [a["job_id"] for a in first["answers"]]
     assert [s.model for s in panel_specs(relay)].count("lite") == 1 and len(synthesis_specs(relay)) == 1
+
+
+async def test_a_model_past_its_deadline_is_replaced_by_the_next_of_the_chain(relay: InMemory) -> None:
+    relay.backend.by_model["pro"] = Script(deltas=("Half a thought",), hold=anyio.Event())  # only the deadline ends it
+    relay.backend.by_model["lite"] = answer("Lite's answer.")
+    async with relay.client(**REVIEW) as client:
+        args = {"prompt": QUESTION, "fallback": ["lite"], "timeoutSeconds": 1}
+        data = data_of(await client.call_tool("gemini-consensus", args))
+    pro = next(a for a in data["answers"] if a["label"] == "pro")
+    assert not pro["ok"] and "timed out" in pro["error"]
+    assert data["panel"]["replaced"] == [{"missing": "pro", "stood_in": "lite"}]

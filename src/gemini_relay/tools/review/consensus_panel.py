@@ -82,16 +82,8 @@ async def outcome_of(deps: Deps, member: Member, record: RunRecord, *, allow_emp
     model = result.model or record.model
     if not allow_empty and not result.text.strip():
         return Outcome(member, seconds, error=EMPTY_ANSWER, model=model, usage=result.usage, job_id=record.run_id)
-    return Outcome(
-        member,
-        seconds,
-        text=result.text,
-        model=model,
-        usage=result.usage,
-        job_id=record.run_id,
-        value=result.structured_output,
-        has_value=result.has_structured_output,
-    )
+    answered = Outcome(member, seconds, text=result.text, model=model, usage=result.usage, job_id=record.run_id)
+    return replace(answered, value=result.structured_output, has_value=result.has_structured_output)
 
 
 async def _run_all(deps: Deps, pairs: Sequence[tuple[Member, RunRecord]]) -> list[Outcome]:
