@@ -169,15 +169,11 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
     key = args.idempotency_key or (uuid.uuid4().hex if args.async_ else None)
     timeout = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds)
     panel = Panel(args.prompt, members, chain, args.review, show_backend, args.synthesis_model, timeout, key)
-    specs = [
-        run_spec(deps, call, member_prompt(args.prompt, m.stance, review=args.review), m.model, timeout)
-        for m in members
-    ]
-    # All checked first, the chain too: a refused model leaves no job behind.
-    for member, spec in [
-        *zip(members, specs, strict=True),
-        *((m, run_spec(deps, call, "?", m.model, timeout)) for m in chain),
-    ]:
+    prompts = {m.stance: member_prompt(args.prompt, m.stance, review=args.review) for m in [*members, *chain]}
+    specs = [run_spec(deps, call, prompts[m.stance], m.model, timeout) for m in members]
+    # All checked first, the chain's models too: a refused model leaves no job behind.
+    for member in [*members, *chain]:
+        spec = run_spec(deps, call, prompts[member.stance], member.model, timeout)
         check_spec(spec)
         deps.engine.backend(member.backend).check(spec)
     # Registered one after another, in panel order: a resumed task re-registers its jobs in that order.
