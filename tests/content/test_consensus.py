@@ -14,7 +14,6 @@ from gemini_relay.content.consensus import (
     fold,
     label_members,
     member_prompt,
-    synthesis_prompt,
 )
 from gemini_relay.content.rate_card import load_rate_card
 from gemini_relay.core.events import Usage
@@ -46,16 +45,6 @@ def test_labels_name_the_model_and_stance_and_tell_repeats_and_other_backends_ap
         "default model",
     ]
     assert [m.label for m in label_members(members, show_backend=True)][2] == "api:default model"
-
-
-def test_the_synthesis_prompt_cites_each_answer_by_label_and_leaves_out_the_failed() -> None:
-    pro, flash = label_members([Member("pro", CLI, Stance.FOR), Member("flash", CLI)], show_backend=False)
-    outcomes = [Outcome(pro, 1.0, text="Yes."), Outcome(flash, 2.0, error="timed out after 60 s")]
-    prompt = synthesis_prompt("Adopt X?", outcomes)
-    assert '<answer model="pro (for)" stance="for">\nYes.\n</answer>' in prompt
-    assert "must not be counted: flash" in prompt and "60 s" not in prompt  # its error is not evidence
-    assert "## Agreement" in prompt and "## Disagreement" in prompt and "## Recommendation" in prompt
-    assert "[pro (for)]" in prompt  # the citation form, shown with a real label
 
 
 def test_the_fold_keeps_each_answer_with_its_facts_and_sums_every_call() -> None:

@@ -67,7 +67,8 @@ Scenarios (``<arg>`` defaults in brackets; text answers stream in the chunks nam
 - ``quota_for:<model>`` / ``unavailable_for:<model>``: 429 RESOURCE_EXHAUSTED / 503 UNAVAILABLE when the request is for
   ``<model>``, the default echo for any other model (a capacity failure that a fallback model escapes)
 - ``by_model:<JSON object>``: per model (the request's): a string value answers that text, an integer fails with that
-  HTTP status as ``error:<status>`` does; a model not named gets the default echo (a consensus panel)
+  HTTP status as ``error:<status>`` does; a model not named gets the default echo (a consensus panel). Set as the
+  sticky scenario, it answers a ``schema`` request for a model it names too (a consensus judge asked for JSON)
 - ``quota_free``: 429 RESOURCE_EXHAUSTED as a free-tier key gets it from image models (every quota ``limit: 0``)
 - ``image_safety``: no content, ``finishReason: IMAGE_SAFETY`` and a ``finishMessage``; ``prompt_blocked``: no
   candidates, ``promptFeedback.blockReason: PROHIBITED_CONTENT``
@@ -834,6 +835,18 @@ def _plan_by_model(ctx: _Ctx) -> _Plan:
     return _echo_plan(ctx.body, ctx.answer) if chosen is None else ctx.answer.texts([chosen])
 
 
+def _scripted_for(scenario: tuple[str | None, str | None], model: str) -> bool:
+    """Whether the sticky scenario is a ``by_model`` naming `model`: it answers that model's schema requests too."""
+    name, arg = scenario
+    if name != "by_model":
+        return False
+    try:
+        plans = json.loads(arg or "")
+    except ValueError:
+        return False
+    return isinstance(plans, dict) and model in plans
+
+
 @_scenario("served_by")
 def _plan_served_by(ctx: _Ctx) -> _Plan:
     """The echo, reported as answered by another model (`modelVersion`): an upstream that fell back silently."""
@@ -1060,6 +1073,11 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "web_search":
             self._log(kind, body, model=model)
             self._send_plan(_web_search_plan(answer), stream)
+            return
+        if kind == "schema" and _scripted_for(fake.scenario, model):  # a consensus judge asked for JSON
+            name, arg = fake.scenario
+            self._log(kind, body, model=model, scenario=name, arg=arg)
+            self._send_plan(_plan_scenario(str(name), arg, body_dict, answer, version), stream)
             return
         if kind in ("router", "schema"):
             self._log(kind, body, model=model)

@@ -4,6 +4,7 @@ dryRun calls nothing; async returns the jobs and a collect with the same key bil
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -13,14 +14,20 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import RunFailed
-from gemini_relay.tools.common.output_schemas import CONSENSUS
+from gemini_relay.tools.review.consensus_schema import CONSENSUS
 from tests.inmemory.conftest import InMemory, text_of
 from tests.inmemory.scripted import USAGE, Script, answer
 
 pytestmark = pytest.mark.anyio
 REVIEW = {"GEMINI_RELAY_TOOLSETS": "review"}
 QUESTION = "Should we rewrite the parser in Rust?"
-SYNTHESIS = "## Agreement\nBoth weigh the team. [pro] [flash]\n## Disagreement\n…\n## Recommendation\nKeep it."
+SYNTHESIS = json.dumps(
+    {
+        "findings": [{"text": "The team's skills weigh most.", "found_by": ["pro", "flash"]}],
+        "disagreements": [],
+        "recommendation": "Keep it.",
+    }
+)
 
 
 def data_of(result: types.CallToolResult) -> dict[str, Any]:
@@ -33,11 +40,11 @@ def data_of(result: types.CallToolResult) -> dict[str, Any]:
 
 
 def panel_specs(relay: InMemory) -> list[Any]:
-    return [s for s in relay.backend.specs if "<question>" in s.prompt and "independently" not in s.prompt]
+    return [s for s in relay.backend.specs if s.json_schema is None]
 
 
 def synthesis_specs(relay: InMemory) -> list[Any]:
-    return [s for s in relay.backend.specs if "answered the question below independently" in s.prompt]
+    return [s for s in relay.backend.specs if s.json_schema is not None]  # the judge answers JSON
 
 
 async def test_two_models_answer_and_a_synthesis_names_them_with_the_usage_of_all_three_calls(
@@ -57,11 +64,13 @@ async def test_two_models_answer_and_a_synthesis_names_them_with_the_usage_of_al
     assert data["usage"]["output_tokens"] == 3 * USAGE.output_tokens
     (judge,) = synthesis_specs(relay)
     assert '<answer model="pro"' in judge.prompt and '<answer model="flash"' in judge.prompt
-    assert "Yes: memory safety" in judge.prompt and "## Agreement" in judge.prompt
-    assert judge.model == "judge"
-    assert data["synthesis"]["ok"] and data["synthesis"]["text"] == SYNTHESIS
+    assert "Yes: memory safety" in judge.prompt and judge.model == "judge"
+    assert data["synthesis"]["ok"] and data["tagged"]
+    assert data["findings"] == [
+        {"text": "The team's skills weigh most.", "found_by": ["pro", "flash"], "agreement": "all"}
+    ]
     assert data["synthesis"]["usage"]["output_tokens"] == USAGE.output_tokens
-    assert text_of(result).index("## Synthesis") < text_of(result).index("### pro")  # the synthesis first
+    assert "## Found by all\n\n- The team's skills weigh most." in text_of(result)
     assert {s.model for s in panel_specs(relay)} == {"pro", "flash"}
     assert all(s.mode == "plan" for s in relay.backend.specs)
     assert data["failed"] == []
@@ -77,10 +86,10 @@ async def test_one_failing_model_is_reported_and_the_synthesis_goes_on_with_the_
     assert not pro["ok"] and "overloaded" in pro["error"] and "text" not in pro
     assert data["failed"] == ["pro"]
     (judge,) = synthesis_specs(relay)
-    assert judge.model == "flash" and "must not be counted: pro" in judge.prompt
+    assert judge.model == "flash" and "must not be cited: pro" in judge.prompt
     assert '<answer model="pro"' not in judge.prompt
-    assert "No answer from pro; the synthesis weighs the others only." in text_of(result)
-    assert data["synthesis"]["ok"]
+    assert "No answer from pro (upstream 503: the model is overloaded); nobody stood in." in text_of(result)
+    assert data["synthesis"]["ok"] and data["panel"] == {"answered": ["flash"], "replaced": [], "missing": ["pro"]}
 
 
 async def test_the_models_run_in_parallel(relay: InMemory) -> None:

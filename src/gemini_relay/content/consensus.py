@@ -1,14 +1,16 @@
-"""gemini-consensus's pure logic: one question put to several models (each with an optional stance), then one
-synthesis call that weighs their answers; the prompts for each, the labels that let the synthesis cite who said
-what, and the fold of every call into one report (answers, synthesis, total usage and estimated cost).
+"""gemini-consensus's pure logic: one question put to several models (each with an optional stance), each answering
+on its own (no model sees another's answer, and there is no round to converge), a fallback chain whose models stand
+in for one that fails; the prompts, the labels that let the synthesis cite who said what, and the fold of every call
+into one report (answers, who answered and who stood in, total usage and estimated cost). The synthesis itself:
+consensus_synthesis.py.
 
-Nothing here runs a model: tools/review/consensus.py runs the calls and hands their outcomes to `fold`.
+Nothing here runs a model: tools/review/consensus_panel.py runs the calls and hands their outcomes to `fold`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -30,7 +32,8 @@ __all__ = [
     "fold",
     "label_members",
     "member_prompt",
-    "synthesis_prompt",
+    "panel_report",
+    "parse_chain",
     "total_usage",
 ]
 
@@ -63,6 +66,10 @@ _ANSWER_SHAPE = (
     "Be concrete and brief (at most ~400 words). End with one line starting 'Recommendation:' that states your "
     "position."
 )
+_REVIEW_SHAPE = (
+    "Review it on your own: list each finding on its own line with its severity (high, medium, low), concrete and "
+    "brief (at most ~400 words). End with one line 'Verdict: ship', 'Verdict: fix first' or 'Verdict: redesign'."
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class Member:
     backend: BackendName  # the backend that runs it
     stance: Stance | None = None
     label: str = ""
+    stands_in_for: str | None = None  # set: a fallback model, answering in place of the member of this label
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,8 @@ class Outcome:
     model: str | None = None  # the model the upstream reports it ran
     usage: Usage | None = None
     job_id: str | None = None
+    value: Any = None  # the backend's parsed JSON answer (a synthesis asked for JSON), when it gave one
+    has_value: bool = False
 
     @property
     def ok(self) -> bool:
@@ -102,40 +112,29 @@ def label_members(members: Sequence[Member], *, show_backend: bool) -> list[Memb
         base += f" ({member.stance.value})" if member.stance else ""
         seen[base] = seen.get(base, 0) + 1
         label = base if seen[base] == 1 else f"{base} #{seen[base]}"
-        labelled.append(Member(member.model, member.backend, member.stance, label))
+        labelled.append(replace(member, label=label))
     return labelled
 
 
-def member_prompt(question: str, stance: Stance | None) -> str:
+def parse_chain(raw: str, backends: Sequence[str]) -> list[tuple[str | None, str]]:
+    """A fallback chain's `[backend:]model` entries, comma-separated, as (backend or None: the active one, model);
+    a prefix that names none of `backends` is part of the model id."""
+    chain: list[tuple[str | None, str]] = []
+    for entry in (e.strip() for e in raw.split(",")):
+        head, sep, tail = entry.partition(":")
+        if sep and head in backends and tail:
+            chain.append((head, tail))
+        elif entry:
+            chain.append((None, entry))
+    return chain
+
+
+def member_prompt(question: str, stance: Stance | None, *, review: bool = False) -> str:
     brief = _STANCE_BRIEF[stance] if stance is not None else "Answer the question on its merits."
+    shape = _REVIEW_SHAPE if review else _ANSWER_SHAPE
     return (
-        "You are one of several independent models consulted on the question below; your answer will be weighed "
-        f"against theirs.\n\n{brief}\n{_ANSWER_SHAPE}\n\n<question>\n{question}\n</question>"
-    )
-
-
-def synthesis_prompt(question: str, outcomes: Sequence[Outcome]) -> str:
-    """The judge's prompt: every answer under its label, the failed models named (not counted as votes)."""
-    answered = [o for o in outcomes if o.ok]
-    blocks = [
-        f'<answer model="{o.member.label}" stance="{o.member.stance.value if o.member.stance else "none"}">\n'
-        f"{o.text.strip()}\n</answer>"
-        for o in answered
-    ]
-    failed = [o.member.label for o in outcomes if not o.ok]
-    missing = (
-        f"\n\nThese models gave no answer (failed or timed out) and must not be counted: {', '.join(failed)}."
-        if failed
-        else ""
-    )
-    return (
-        f"{len(answered)} model(s) answered the question below independently; some were asked to argue a stance "
-        "(for, against, neutral), so weigh arguments, not how many models hold a view.\n\n"
-        f"<question>\n{question}\n</question>\n\n" + "\n\n".join(blocks) + missing + "\n\n"
-        "Write the synthesis in three sections: '## Agreement' (what the models agree on), '## Disagreement' "
-        "(where they differ and why), '## Recommendation' (your recommendation, with the main risk). Cite every "
-        "point with the label(s) of the model(s) that made it in square brackets, exactly as given, e.g. "
-        f"[{answered[0].member.label if answered else 'model'}]."
+        "You are one of several models consulted independently on the question below: you do not see the others' "
+        f"answers, and they do not see yours.\n\n{brief}\n{shape}\n\n<question>\n{question}\n</question>"
     )
 
 
@@ -196,7 +195,22 @@ def _outcome_json(outcome: Outcome, card: RateCard, default_model: str | None) -
     row["estimated_usd"] = cost_of(row["model"], outcome.usage, card)
     if outcome.job_id:
         row["job_id"] = outcome.job_id
+    if member.stands_in_for:
+        row["stands_in_for"] = member.stands_in_for
     return row
+
+
+def panel_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """Who answered; for each member that failed, the fallback model that answered in its place, or its name under
+    `missing` when none did."""
+    stood_in = {o.member.stands_in_for: o.member.label for o in outcomes if o.ok and o.member.stands_in_for}
+    members = [o.member.label for o in outcomes if not o.member.stands_in_for]
+    failed = {o.member.label for o in outcomes if not o.ok}
+    return {
+        "answered": [o.member.label for o in outcomes if o.ok],
+        "replaced": [{"missing": label, "stood_in": stood_in[label]} for label in members if label in stood_in],
+        "missing": [label for label in members if label in failed and label not in stood_in],
+    }
 
 
 def fold(outcomes: Sequence[Outcome], synthesis: Outcome, card: RateCard, default_model: str | None) -> dict[str, Any]:
@@ -210,6 +224,7 @@ def fold(outcomes: Sequence[Outcome], synthesis: Outcome, card: RateCard, defaul
         "answers": answers,
         "synthesis": judged,
         "failed": [o.member.label for o in outcomes if not o.ok],
+        "panel": panel_report(outcomes),
         "usage": _usage_json(total_usage([c.usage for c in calls])),
         "estimated_usd": round(sum(priced), 6) if priced else None,
         "unpriced_calls": len(costs) - len(priced),

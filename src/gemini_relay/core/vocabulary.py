@@ -50,3 +50,30 @@ class Toolset(StrEnum):
     JOBS = "jobs"
     REVIEW = "review"
     MEDIA = "media"
+
+
+class Verdict(StrEnum):
+    """How a consensus review ends: what the panel's findings ask of the change."""
+
+    SHIP = "ship"  # nothing blocks it
+    FIX_FIRST = "fix_first"  # blocking problems, fixable within the present design
+    REDESIGN = "redesign"  # the approach itself is wrong
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", " ")
+
+
+class Severity(StrEnum):
+    """How much one review finding matters."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class Agreement(StrEnum):
+    """Who of the panel that answered raised a finding: every one of them, or only some (named beside it)."""
+
+    ALL = "all"
+    SOME = "some"

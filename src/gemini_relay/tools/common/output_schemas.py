@@ -111,47 +111,6 @@ ASSESSMENT: dict[str, Any] = reply_schema(
     },
     ["diffSource", "diffStat", "changedFiles", "complexity", "diffKind", "suggestions"],
 )
-_NUMBER_OR_NULL = {"type": ["number", "null"]}
-_PANEL_CALL = {
-    "type": "object",
-    "properties": {
-        "label": _STR,
-        "model": _STR,
-        "backend": _STR,
-        "stance": {"enum": ["for", "against", "neutral", None]},
-        "ok": {"type": "boolean"},
-        "text": _STR,
-        "error": _STR,
-        "seconds": {"type": "number"},
-        "usage": USAGE,
-        "estimated_usd": _NUMBER_OR_NULL,
-        "input_tokens": _INT,
-        "token_method": _STR,
-        "job_id": _STR,
-    },
-    "required": ["label", "model", "backend", "stance"],
-}
-# gemini-consensus: the answers and the synthesis; a dryRun (dry_run: true) has estimates instead, and an async
-# start (state) the member jobs.
-CONSENSUS: dict[str, Any] = reply_schema(
-    {
-        "answers": {"type": "array", "items": _PANEL_CALL},
-        "synthesis": _PANEL_CALL,
-        "failed": _STRS,
-        "usage": USAGE,
-        "estimated_usd": _NUMBER_OR_NULL,
-        "unpriced_calls": _INT,
-        "rate_card": {"type": "object", "properties": {"as_of": _STR, "source": _STR}},
-        "dry_run": {"type": "boolean"},
-        "input_tokens": _INT,
-        "token_method": _STR,
-        "state": _STR,
-        "idempotency_key": _STR,
-        "note": _STR,
-        "next": _STR,
-    },
-    ["answers"],
-)
 MODELS: dict[str, Any] = reply_schema(
     {
         "backend": _STR,

@@ -1,19 +1,17 @@
-"""gemini-consensus: one question to several models in parallel (each a durable job under the executor's one cap),
-then one synthesis call that states agreement, disagreement and a recommendation, citing who said what.
+"""gemini-consensus: one question to several models, each answering on its own in parallel (each a durable job under
+the executor's one cap), a fallback chain standing in for a model that fails, then one synthesis call whose findings
+are tagged by who raised them, disagreements kept apart, and, for a review, a verdict. Disagreement is the product:
+no round asks the models to converge.
 
-Each call is a job whose idempotency key derives from the caller's (`consensus:<key>:<n>`, `…:synthesis`), so a
-repeated call, or the collect after `async`, attaches to the recorded jobs and bills nothing again; the synthesis
-prompt is built from the recorded answers only, so it is the same request on every collect.
+The calls, their idempotency keys and the synthesis: consensus_panel.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 import uuid
 from typing import Any, Literal
 
-import anyio
 from pydantic import Field
 
 from gemini_relay.backends.checks import check_spec
@@ -22,30 +20,28 @@ from gemini_relay.content.consensus import (
     DEFAULT_MODELS,
     MAX_MODELS,
     Member,
-    Outcome,
     Stance,
     dry_run,
-    fold,
     label_members,
     member_prompt,
-    synthesis_prompt,
+    parse_chain,
 )
 from gemini_relay.content.rate_card import load_rate_card
-from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
-from gemini_relay.core.vocabulary import BackendName, FailureReason, Toolset
+from gemini_relay.core.vocabulary import BackendName, Toolset
 from gemini_relay.errors import BackendUnavailable, ConfigError, InputError, RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import model_id
 from gemini_relay.tools.common.controls import call_timeout, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.review.consensus_panel import Panel, answers, job_options, run_spec, synthesise
+from gemini_relay.tools.review.consensus_schema import CONSENSUS
 from gemini_relay.tools.review.consensus_text import markdown, started_text
 
+FALLBACK_ENV = "GEMINI_RELAY_CONSENSUS_FALLBACK"
 StanceName = Literal["for", "against", "neutral"]  # Stance's values (strict inputs take no enum from a string)
 
 
@@ -77,6 +73,17 @@ class ConsensusInput(ToolInput):
         max_length=200,
         description="The model that writes the synthesis. Default: the first model that answered.",
     )
+    review: bool = Field(
+        False,
+        description="A review: each finding gets a severity (high, medium, low) and the synthesis ends with a "
+        "verdict: ship, fix_first or redesign.",
+    )
+    fallback: list[str] | None = Field(
+        None,
+        max_length=MAX_MODELS,
+        description=f"Models that stand in, in order, for a model that fails (an error, an empty answer, a "
+        f"timeout): ids or aliases, `backend:model` for another backend. Unset: {FALLBACK_ENV}; [] for none.",
+    )
     dry_run: bool = Field(
         False, description="Return each model's prompt token count and estimated cost; no model is called."
     )
@@ -102,32 +109,34 @@ def _members(deps: Deps, args: ConsensusInput) -> list[Member]:
         if isinstance(entry, str):
             members.append(Member(entry, active))
             continue
-        backend = _backend(deps, entry.backend) if entry.backend else active
+        backend = _backend(deps, entry.backend, "models") if entry.backend else active
         members.append(Member(entry.model, backend, Stance(entry.stance) if entry.stance else None))
-    return label_members(members, show_backend=any(m.backend != active for m in members))
+    return members
 
 
-def _backend(deps: Deps, raw: str) -> BackendName:
+def _chain(deps: Deps, args: ConsensusInput, members: list[Member]) -> list[Member]:
+    """The fallback chain (the call's, else the environment's), less the panel's own models: a stand-in is a voice
+    the panel does not already have."""
+    field = "fallback" if args.fallback is not None else FALLBACK_ENV
+    raw = ",".join(args.fallback) if args.fallback is not None else deps.settings.env.get(FALLBACK_ENV, "")
+    active = deps.selection().backend
+    chain: list[Member] = []
+    for backend, model in parse_chain(raw, list(deps.registry.backends)):
+        member = Member(model, _backend(deps, backend, field) if backend else active)
+        if all((m.model, m.backend) != (member.model, member.backend) for m in [*members, *chain]):
+            chain.append(member)
+    return chain[:MAX_MODELS]
+
+
+def _backend(deps: Deps, raw: str, field: str) -> BackendName:
     try:
         name = resolve_name(raw)
     except ConfigError:
         name = None
     if name is None or name not in deps.registry.backends:
         known = ", ".join(deps.registry.backends)
-        raise InputError(f"{raw!r} is not a backend of this server (known: {known})", field="models")
+        raise InputError(f"{raw!r} is not a backend of this server (known: {known})", field=field)
     return name
-
-
-def _spec(deps: Deps, call: CallProgress, prompt: str, model: str | None, timeout: float | None) -> RunSpec:
-    return RunSpec(
-        tool=call.tool,
-        prompt=prompt,  # never inlined: the question is prose, but `@` in it is not a file request here
-        cwd=deps.settings.project_root,
-        model=model,
-        mode="plan",  # read-only: an opinion, not an edit
-        timeout_seconds=timeout or deps.settings.timeout_seconds,
-        explicit=frozenset({"model"}) if model else frozenset(),
-    )
 
 
 async def _count(deps: Deps, text: str, model: str | None) -> TokenCount:
@@ -141,101 +150,50 @@ async def _count(deps: Deps, text: str, model: str | None) -> TokenCount:
         return estimated(text)  # its label says so; the dry run goes on
 
 
-def _key(key: str | None, part: str) -> JobOptions:
-    return JobOptions(idempotency_key=f"consensus:{key}:{part}" if key else None)
-
-
 async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Reply:
-    members = _members(deps, args)
+    active = deps.selection().backend
+    raw = _members(deps, args)
+    chain = _chain(deps, args, raw)
+    show_backend = any(m.backend != active for m in [*raw, *chain])
+    members = label_members(raw, show_backend=show_backend)
     card = load_rate_card(deps.settings.env)
-    default = deps.registry.default_model(deps.selection().backend)
+    default = deps.registry.default_model(active)
     if args.dry_run:
-        counts = [await _count(deps, member_prompt(args.prompt, m.stance), m.model) for m in members]
+        counts = [
+            await _count(deps, member_prompt(args.prompt, m.stance, review=args.review), m.model) for m in members
+        ]
         data = dry_run(members, counts, card, default)
         return Reply(markdown(data), data, structured=data)
     if (args.async_ or args.idempotency_key) and (deps.jobs is None or deps.background is None):
         raise InputError("async and idempotencyKey need the job store (this server has none)")
     key = args.idempotency_key or (uuid.uuid4().hex if args.async_ else None)
     timeout = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds)
-    specs = [_spec(deps, call, member_prompt(args.prompt, m.stance), m.model, timeout) for m in members]
-    for member, spec in zip(members, specs, strict=True):  # all checked first: a refused model leaves no job behind
+    panel = Panel(args.prompt, members, chain, args.review, show_backend, args.synthesis_model, timeout, key)
+    prompts = {m.stance: member_prompt(args.prompt, m.stance, review=args.review) for m in [*members, *chain]}
+    specs = [run_spec(deps, call, prompts[m.stance], m.model, timeout) for m in members]
+    # All checked first, the chain's models too: a refused model leaves no job behind.
+    for member in [*members, *chain]:
+        spec = run_spec(deps, call, prompts[member.stance], member.model, timeout)
         check_spec(spec)
         deps.engine.backend(member.backend).check(spec)
     # Registered one after another, in panel order: a resumed task re-registers its jobs in that order.
     records: list[RunRecord] = []
     for n, (member, spec) in enumerate(zip(members, specs, strict=True), 1):
-        records.append(await deps.engine.register(spec, member.backend, _key(key, str(n))))
+        records.append(await deps.engine.register(spec, member.backend, job_options(key, str(n))))
         call.watch(records[-1])  # watched in that order too: a task lists its jobs as they are watched
     if args.async_:
         assert deps.background is not None and key is not None
-        deps.background.start_soon(_detached, deps, call, args, members, records, key)
+        deps.background.start_soon(_detached, deps, call, panel, records)
         data = _started(members, records, key)
         return Reply(started_text(data), data, structured=data)
-    data = await _panel(deps, call, args, members, records, key)
+    data = await synthesise(deps, call, panel, await answers(deps, call, panel, records))
     return Reply(markdown(data), data, structured=data)
 
 
-async def _detached(
-    deps: Deps, call: CallProgress, args: ConsensusInput, members: list[Member], records: list[RunRecord], key: str
-) -> None:
-    """The async panel, followed here so its synthesis starts without a collect; the collect attaches to it."""
+async def _detached(deps: Deps, call: CallProgress, panel: Panel, records: list[RunRecord]) -> None:
+    """The async panel, followed here so its stand-ins and synthesis start without a collect; the collect attaches."""
     with contextlib.suppress(RunFailed, BackendUnavailable, InputError):  # in the jobs; the collect reports it
-        await _panel(deps, call, args, members, records, key)
-
-
-async def _panel(
-    deps: Deps,
-    call: CallProgress,
-    args: ConsensusInput,
-    members: list[Member],
-    records: list[RunRecord],
-    key: str | None,
-) -> dict[str, Any]:
-    outcomes: list[Outcome | None] = [None] * len(members)
-
-    async def one(index: int) -> None:
-        outcomes[index] = await _outcome(deps, members[index], records[index])
-
-    async with anyio.create_task_group() as group:  # the executor's cap admits them: no cap of our own
-        for index in range(len(members)):
-            group.start_soon(one, index)
-    done = [o for o in outcomes if o is not None]
-    answered = [o for o in done if o.ok]
-    if not answered:
-        failures = "; ".join(f"{o.member.label}: {o.error}" for o in done)
-        raise RunFailed(
-            f"Every model of the consensus failed, so there is nothing to synthesise: {failures}",
-            reason=FailureReason.BACKEND_ERROR,
-        )
-    first = answered[0].member
-    judge = Member(args.synthesis_model or first.model, first.backend, None, "synthesis")
-    timeout = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds)
-    spec = _spec(deps, call, synthesis_prompt(args.prompt, done), judge.model, timeout)
-    record = await deps.engine.register(spec, judge.backend, _key(key, "synthesis"))
-    call.watch(record)
-    synthesis = await _outcome(deps, judge, record)
-    default = deps.registry.default_model(deps.selection().backend)
-    data = fold(done, synthesis, load_rate_card(deps.settings.env), default)
-    if key is not None:
-        data["idempotency_key"] = key
-    return data
-
-
-async def _outcome(deps: Deps, member: Member, record: RunRecord) -> Outcome:
-    """One call's answer, or its failure as data: a model that fails or times out does not stop the panel."""
-    started = time.monotonic()
-    try:
-        result = await deps.engine.execute(record)
-    except (RunFailed, BackendUnavailable) as exc:  # cancelled included: that model is reported as stopped
-        return Outcome(member, time.monotonic() - started, error=str(exc), model=record.model, job_id=record.run_id)
-    return Outcome(
-        member,
-        time.monotonic() - started,
-        text=result.text,
-        model=result.model or record.model,
-        usage=result.usage,
-        job_id=record.run_id,
-    )
+        await synthesise(deps, call, panel, await answers(deps, call, panel, records))
 
 
 def _started(members: list[Member], records: list[RunRecord], key: str) -> dict[str, Any]:
@@ -262,16 +220,16 @@ TOOL = ToolDef(
     name="gemini-consensus",
     toolset=Toolset.REVIEW,
     description=(
-        "Ask several models one question in parallel (default: the pro and flash tiers; any list, each with an "
-        "optional stance for / against / neutral), then one synthesis call states agreement, disagreement and a "
-        "recommendation, citing which model said what. A model that fails is reported and the synthesis goes on. "
-        "Each answer comes with its time, tokens and estimated cost; dryRun prices the prompts without calling a "
-        "model; async and idempotencyKey make it a durable job. Read-only."
+        "Ask several models one question, each answering independently (default: the pro and flash tiers; any "
+        "list, each with an optional stance for / against / neutral); one synthesis lists the findings tagged by "
+        "which models raised them (all or some) and keeps their disagreements apart; review: true adds severities "
+        "and a verdict (ship / fix_first / redesign). A model that fails is reported and replaced from the fallback "
+        "chain. dryRun prices the prompts; async and idempotencyKey make it a durable job. Read-only."
     ),
     input_model=ConsensusInput,
     handler=consensus,
     read_only=True,
     prompt_description="Ask several Gemini models and synthesise their answers.",
-    output_schema=out.CONSENSUS,
-    when=When(75, "a decision that matters: several models' answers and a synthesis that weighs them"),
+    output_schema=CONSENSUS,
+    when=When(75, "a decision or review that matters: independent answers, findings tagged by who raised them"),
 )
