@@ -17,6 +17,7 @@ from gemini_relay.core.vocabulary import BackendName, QuotaLevel
 from gemini_relay.tools.jobs.quota import refresh_quota
 from tests.inmemory.conftest import InMemory, text_of
 from tests.inmemory.scripted import ScriptedBackend
+from tests.inmemory.test_model_view import valid
 from tests.test_server_jobs import JOBS, call_json
 
 pytestmark = pytest.mark.anyio
@@ -71,6 +72,7 @@ async def test_gemini_quota_answers_structured_groups_and_a_short_table(relay: I
     assert "| Gemini Models | low | 20% | 5h | 2099-10-02T16:59:24Z |" in text_of(result)
     assert listed.annotations is not None and listed.annotations.read_only_hint is True
     assert listed.output_schema is not None and "groups" in listed.output_schema["properties"]
+    valid(listed.output_schema, data)
 
 
 async def test_on_a_backend_without_a_quota_gemini_quota_says_so_plainly(relay: InMemory) -> None:
@@ -84,6 +86,7 @@ async def test_on_a_backend_without_a_quota_gemini_quota_says_so_plainly(relay: 
 async def test_run_status_and_wait_carry_the_compact_quota_the_server_holds(relay: InMemory) -> None:
     relay.backend = QuotaBackend(cached=REPORT)
     async with relay.client(**JOBS) as client:
+        schemas = {t.name: t.output_schema or {} for t in (await client.list_tools()).tools}
         started = await call_json(client, "gemini-run", {"prompt": "go"})
         waited = await call_json(client, "gemini-wait", {"jobId": started["job_id"], "wait": BOUND})
         status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
@@ -95,6 +98,8 @@ async def test_run_status_and_wait_carry_the_compact_quota_the_server_holds(rela
     }  # fmt: skip
     assert waited["state"] == "done" and inline["state"] == "done"
     assert started["quota"] == waited["quota"] == status["quota"] == inline["quota"] == compact
+    for tool, data in (("gemini-run", started), ("gemini-wait", waited), ("gemini-status", status)):
+        valid(schemas[tool], data)
 
 
 @pytest.mark.parametrize("backend", [QuotaBackend(), ScriptedBackend()], ids=["no reading yet", "no quota"])
