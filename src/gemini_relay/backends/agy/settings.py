@@ -1,4 +1,5 @@
-"""agy's settings section (AGY_*), parsed from the server's environment, and the name the registry knows agy by."""
+"""agy's settings section (AGY_*, and its quota's GEMINI_RELAY_USAGE_* with agy-mcp's AGY_MCP_USAGE_* beside them),
+parsed from the server's environment, and the name the registry knows agy by."""
 
 from __future__ import annotations
 
