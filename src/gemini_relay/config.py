@@ -252,3 +252,14 @@ def positive_setting(env: Mapping[str, str], name: str, default: float, *, integ
     if value <= 0:
         raise ConfigError(f"{name}={raw!r} must be greater than 0", variable=name)
     return float(value)
+
+
+def chosen_name(env: Mapping[str, str], names: tuple[str, ...]) -> str:
+    """Which of `names` a setting is read from: the first one set to something non-blank (the relay's own name comes
+    first, a seed's name for the same setting after it), else the first."""
+    return next((name for name in names if env.get(name, "").strip()), names[0])
+
+
+def duration_setting(env: Mapping[str, str], name: str, default: float) -> float:
+    """Seconds, or a number with an s/m/h/d suffix; ConfigError naming `name` for anything else, or ≤ 0."""
+    return _duration(env, name, default)

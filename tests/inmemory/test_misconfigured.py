@@ -40,6 +40,8 @@ MISCONFIGURED = [
     ("AGY_CLI_PATH", "/nowhere/agy", "AGY_CLI_PATH='/nowhere/agy' is missing or not executable"),
     ("GEMINI_RELAY_TOOLSETS", "jobs,reviw", "GEMINI_RELAY_TOOLSETS names unknown toolset(s) reviw; known:"),
     ("GEMINI_MCP_TIMEOUT", "soon", "GEMINI_MCP_TIMEOUT='soon' is not a number"),
+    ("AGY_MCP_USAGE_LOW", "lots", "AGY_MCP_USAGE_LOW='lots' must be a percent from 0 to 100"),
+    ("GEMINI_RELAY_USAGE_INTERVAL", "30s", "GEMINI_RELAY_USAGE_INTERVAL='30s' must be 0 (off) or at least 60 s"),
 ]
 
 

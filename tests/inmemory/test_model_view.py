@@ -163,6 +163,7 @@ RECIPES: dict[str, list[tuple[str, Recipe]]] = {
     "gemini-files": [("upload", _uploaded), ("list", _call("gemini-files", {"action": "list"}))],
     "gemini-media-models": [("listing", _call("gemini-media-models", {}))],
     "gemini-usage": [("report", _usage)],
+    "gemini-quota": [("no quota on this backend", _call("gemini-quota", {}))],
 }
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
-from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.core.vocabulary import BackendName, QuotaLevel
 from gemini_relay.streams.transcript import Transcript
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")  # the image files a backend saves
@@ -85,6 +85,68 @@ class DoctorSection:
     problems: list[str] = field(default_factory=list[str])
 
 
+@dataclass(frozen=True)
+class QuotaWindow:
+    """One window of a quota group (agy's bucket: the 5 h or the weekly limit)."""
+
+    id: str
+    name: str
+    window: str
+    remaining_fraction: float  # as the upstream last reported it, not adjusted for a reset since
+    reset_time: str | None  # RFC 3339, UTC
+    refilled: bool  # its reset time has passed since the reading: it counts as full
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "window": self.window}
+        data["remaining_fraction"] = self.remaining_fraction
+        if self.reset_time is not None:
+            data["reset_time"] = self.reset_time
+        data["refilled"] = self.refilled
+        return data
+
+
+@dataclass(frozen=True)
+class QuotaGroupReading:
+    """A quota group evaluated now: its level and remaining percent come from its tightest window."""
+
+    name: str
+    description: str
+    level: QuotaLevel
+    remaining_percent: int  # rounded down; the level is the authority (0.4 % reads 0, level critical)
+    window: str  # the tightest window, the one that sets the level
+    reset_time: str | None
+    windows: tuple[QuotaWindow, ...]
+
+    def compact(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "level": self.level.value}
+        data |= {"remaining_percent": self.remaining_percent, "window": self.window}
+        if self.reset_time is not None:
+            data["reset_time"] = self.reset_time
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.compact()
+        if self.description:
+            data["description"] = self.description
+        data["buckets"] = [w.to_json() for w in self.windows]
+        return data
+
+
+@dataclass(frozen=True)
+class QuotaReport:
+    """One quota reading (seed 001's agy_usage): when the upstream was asked, and each group."""
+
+    checked_at: str  # RFC 3339, UTC
+    groups: tuple[QuotaGroupReading, ...]
+
+    def compact(self) -> dict[str, Any]:
+        """The `quota` field of gemini-run, -status and -wait results."""
+        return {"checked_at": self.checked_at, "groups": [g.compact() for g in self.groups]}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"checked_at": self.checked_at, "groups": [g.to_json() for g in self.groups]}
+
+
 @runtime_checkable
 class ListsModels(Protocol):
     async def model_listing(self) -> ModelListing: ...
@@ -132,6 +194,20 @@ class ReportsQuota(Protocol):
     def quota_low_for(self, model: str | None) -> str | None:
         """Why an optional-priority run should yield (the model's quota group runs low), from the last cached
         reading only; None when it may run (also when nothing was read yet: fail open)."""
+        ...
+
+    def cached_quota(self) -> QuotaReport | None:
+        """The last reading while it is young enough to trust; None otherwise. Never asks the upstream."""
+        ...
+
+    async def quota(self, max_age: float) -> QuotaReport:
+        """A reading no older than `max_age` seconds, asking the upstream when the cache cannot answer (concurrent
+        callers share one probe). Raises BackendUnavailable when the upstream cannot report its quota."""
+        ...
+
+    async def refresh_quota(self) -> None:
+        """Keep the reading fresh until cancelled, when the operator turned the refresh on; returns at once when
+        not. Never more than one probe at a time."""
         ...
 
 

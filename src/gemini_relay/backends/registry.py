@@ -263,6 +263,19 @@ class BackendRegistry:
         backend = self.backends[name]
         return backend.quota_low_for(model) if isinstance(backend, ReportsQuota) else None
 
+    def quota_reporter(self, name: BackendName | None = None) -> ReportsQuota | None:
+        """The backend `name` (default: the active one) when it reports a quota (agy); None otherwise, also for a
+        name no backend here has (a job of another relay version)."""
+        backend = self.backends.get(name or self.select().backend)
+        return backend if isinstance(backend, ReportsQuota) else None
+
+    async def refresh_quota(self) -> None:
+        """The active backend's background quota refresh, until cancelled; returns at once when it has none or the
+        operator left it off."""
+        reporter = self.quota_reporter()
+        if reporter is not None:
+            await reporter.refresh_quota()
+
     async def warm_up(self) -> None:
         """Warm the active backend (probes, a warm process); its failures wait for the first real call."""
         backend = self.backends[self.select().backend]

@@ -40,6 +40,15 @@ class FailureReason(StrEnum):
     UNKNOWN = "unknown"
 
 
+class QuotaLevel(StrEnum):
+    """How much of a quota group is left (agy's /usage), from the group's tightest window: most to least headroom."""
+
+    OK = "ok"
+    LOW = "low"
+    CRITICAL = "critical"
+    EXHAUSTED = "exhausted"
+
+
 BackendName = NewType("BackendName", str)
 """An upstream a run can go to: the name its entry registers (backends/registry.py), e.g. `agy`."""
 

@@ -10,6 +10,7 @@ import anyio
 
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.server.relay import RelayServer
+from gemini_relay.tools.jobs.quota import refresh_quota
 from gemini_relay.tools.media.config import OUTPUT_DIR_ENVS, first_env
 from gemini_relay.transports.stdio import serve_stdio
 
@@ -25,12 +26,16 @@ if TYPE_CHECKING:
 async def run_server(
     deps: Deps, http: HttpOptions | None = None, sock: socket.socket | None = None, front: StdioFront | None = None
 ) -> None:
-    """Serve with the background work: probe warm-up, job upkeep, detached gemini-run followers.
+    """Serve with the background work: probe warm-up, job upkeep, the quota refresh, detached gemini-run followers.
 
     With `http` (and its bound `sock`) over Streamable HTTP, else over stdio (through `front` when it owns stdio).
     """
     server = RelayServer(deps).build()
-    background = [deps.warm_up, deps.maintain]
+
+    async def refresh() -> None:
+        await refresh_quota(deps)
+
+    background = [deps.warm_up, deps.maintain, refresh]
     async with deps.serving(), anyio.create_task_group() as followers:
         deps.background = followers
         await deps.registry.open()  # warm pools live in this task, so they close here too

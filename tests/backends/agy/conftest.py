@@ -21,6 +21,16 @@ from gemini_relay.config import Settings
 FAKE_AGY = Path(__file__).resolve().parents[2] / "fakes" / "fake_agy.py"
 
 
+class Clock:
+    """A monotonic clock the test moves (quota readings age without waiting)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @dataclass
 class AgyWorld:
     base: Path

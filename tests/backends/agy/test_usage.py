@@ -8,18 +8,22 @@ from datetime import UTC, datetime
 import anyio
 import pytest
 
+from gemini_relay.backends.agy.backend import AgyBackend
+from gemini_relay.backends.agy.quota_cache import UsageCache
 from gemini_relay.backends.agy.usage import (
     CRITICAL_FRACTION,
     LOW_FRACTION,
     ModelTurnError,
-    QuotaLevel,
-    UsageProbe,
+    Thresholds,
     UsageProbeError,
     group_for_model,
     level_for,
     parse_usage,
+    probe_usage,
 )
-from tests.backends.agy.conftest import AgyWorld
+from gemini_relay.core.vocabulary import QuotaLevel
+from gemini_relay.errors import BackendUnavailable
+from tests.backends.agy.conftest import AgyWorld, Clock
 
 NOW = datetime(2026, 10, 2, 12, 0, tzinfo=UTC)
 # agy.md §1.7's envelope, as printed there (ids, names and windows from captures of 1.2.1 and 1.2.14).
@@ -134,11 +138,11 @@ async def test_the_probe_runs_the_exact_argv_and_is_cached(world: AgyWorld) -> N
 async def test_an_agy_that_runs_usage_as_a_prompt_disables_the_probe_for_the_process(world: AgyWorld) -> None:
     world.install(scenario="usage_turn")
     backend = world.backend()
-    probe = UsageProbe()
+    cache = UsageCache()
     binary = backend.require_binary()
     with anyio.fail_after(20):
-        first = await probe.read(binary, backend.env(), world.project)
-        second = await probe.read(binary, backend.env(), world.project)
+        first = await cache.read(lambda: probe_usage(binary, backend.env(), world.project))
+        second = await cache.read(lambda: probe_usage(binary, backend.env(), world.project), max_age=0)
     assert first.error is not None and "model prompt" in first.error
     assert second.error == first.error and len(probe_starts(world)) == 1
 
@@ -152,3 +156,85 @@ async def test_a_failed_probe_is_reported_and_not_retried_at_once(world: AgyWorl
         second = await backend.usage()
     assert not first.ok and first.error is not None and "groups" in first.error
     assert second is first and len(probe_starts(world)) == 1
+
+
+def test_the_levels_follow_the_thresholds_the_operator_set() -> None:
+    mine = Thresholds(low=0.4, critical=0.1)
+    assert level_for(0.3) is QuotaLevel.OK and level_for(0.3, mine) is QuotaLevel.LOW
+    assert level_for(0.08) is QuotaLevel.LOW and level_for(0.08, mine) is QuotaLevel.CRITICAL
+
+
+@pytest.mark.anyio
+async def test_the_quota_report_has_each_group_with_its_level_tightest_window_and_buckets(world: AgyWorld) -> None:
+    backend = world.backend(GEMINI_RELAY_USAGE_LOW="90")
+    with anyio.fail_after(20):
+        report = await backend.quota(60)
+    gemini, others = report.to_json()["groups"]
+    assert gemini == {
+        "name": "Gemini Models",
+        "level": "low",  # 83.5 % left is under the operator's 90 %
+        "remaining_percent": 83,  # rounded down
+        "window": "5h",
+        "reset_time": "2099-10-02T16:59:24Z",
+        "description": "Quota for Gemini models",
+        "buckets": [
+            {"id": "gemini-weekly", "name": "Weekly Limit Remaining", "window": "weekly", "remaining_fraction": 1.0,
+             "reset_time": "2099-10-09T15:00:14Z", "refilled": False},
+            {"id": "gemini-5h", "name": "Five Hour Limit Remaining", "window": "5h", "remaining_fraction": 0.835,
+             "reset_time": "2099-10-02T16:59:24Z", "refilled": False},
+        ],
+    }  # fmt: skip
+    assert others["level"] == "critical" and others["remaining_percent"] == 2
+    assert report.compact()["groups"][0] == {
+        "name": "Gemini Models", "level": "low", "remaining_percent": 83, "window": "5h",
+        "reset_time": "2099-10-02T16:59:24Z",
+    }  # fmt: skip
+    assert datetime.fromisoformat(report.checked_at).tzinfo is not None
+
+
+@pytest.mark.anyio
+async def test_a_window_whose_reset_has_passed_counts_as_full_and_says_refilled(world: AgyWorld) -> None:
+    world.install(usage=json.dumps([{"name": "Gemini Models", "buckets": [bucket(0.0, "2020-01-01T00:00:00Z")]}]))
+    with anyio.fail_after(20):
+        group = (await world.backend().quota(60)).to_json()["groups"][0]
+    assert group["level"] == "ok" and group["remaining_percent"] == 100 and group["buckets"][0]["refilled"] is True
+
+
+@pytest.mark.anyio
+async def test_a_probe_that_fails_is_an_unavailable_quota_not_an_empty_one(world: AgyWorld) -> None:
+    world.install(scenario="signed_out")
+    with anyio.fail_after(20), pytest.raises(BackendUnavailable, match="agy could not report its quota"):
+        await world.backend().quota(60)
+
+
+@pytest.mark.anyio
+async def test_the_cached_quota_never_probes_and_is_there_once_a_reading_was_taken(world: AgyWorld) -> None:
+    backend = world.backend()
+    assert backend.cached_quota() is None and probe_starts(world) == []
+    with anyio.fail_after(20):
+        await backend.quota(60)
+    cached = backend.cached_quota()
+    assert cached is not None and [g.name for g in cached.groups] == ["Gemini Models", "Claude and GPT models"]
+    assert len(probe_starts(world)) == 1
+
+
+@pytest.mark.anyio
+async def test_a_reading_older_than_twice_the_interval_or_ten_minutes_is_not_trusted(world: AgyWorld) -> None:
+    low = json.dumps([{"name": "Gemini Models", "buckets": [bucket(0.1, "2099-01-01T00:00:00Z")]}])
+    world.install(usage=low)
+    clock = Clock()
+    backend = AgyBackend(world.settings(GEMINI_RELAY_USAGE_INTERVAL="10m"), usage=UsageCache(clock))
+    with anyio.fail_after(20):
+        await backend.quota(60)
+    assert backend.quota_low_for("gemini-3.8-flash-high") is not None
+    clock.now += 1199  # trusted for 2 × 10 min
+    assert backend.cached_quota() is not None and backend.quota_low_for("gemini-3.8-flash-high") is not None
+    clock.now += 1
+    assert backend.cached_quota() is None and backend.quota_low_for("gemini-3.8-flash-high") is None  # fails open
+
+
+@pytest.mark.anyio
+async def test_the_background_refresh_is_off_by_default(world: AgyWorld) -> None:
+    with anyio.fail_after(5):
+        await world.backend().refresh_quota()  # returns at once
+    assert probe_starts(world) == []

@@ -29,11 +29,12 @@ from gemini_relay.backends.agy.decoder import AgyDecoder
 from gemini_relay.backends.agy.errors import classify_exit, is_partial, run_notices
 from gemini_relay.backends.agy.image import SAVED_NAME_BYTES, image_prompt, save_generated_image
 from gemini_relay.backends.agy.models import FALLBACK_MODELS, fetch_agents, fetch_models
+from gemini_relay.backends.agy.quota_cache import CACHE_SECONDS, TRUST_FLOOR, UsageCache
 from gemini_relay.backends.agy.sessions import ConversationListing, agy_state_dir, list_conversations
 from gemini_relay.backends.agy.settings import CHILD_ENV_KEYS, INSTALL_HINT, NAME, AgySettings
-from gemini_relay.backends.agy.usage import QuotaLevel, UsageProbe, UsageReading, group_for_model
+from gemini_relay.backends.agy.usage import UsageReading, group_for_model, probe_usage
 from gemini_relay.backends.agy.version import AgyVersion, require_floor
-from gemini_relay.backends.capabilities import ImageRequest, SavedImage
+from gemini_relay.backends.capabilities import ImageRequest, QuotaReport, SavedImage
 from gemini_relay.backends.checks import check_text_only
 from gemini_relay.backends.cli import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
@@ -42,7 +43,7 @@ from gemini_relay.backends.probe import ProbeCache, ProbeResult, run_probe
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import BackendName
+from gemini_relay.core.vocabulary import BackendName, QuotaLevel
 from gemini_relay.errors import BackendUnavailable, ConfigError
 from gemini_relay.log import logger
 from gemini_relay.streams.transcript import Transcript
@@ -52,7 +53,7 @@ CATALOG_RETRY_SECONDS = 30.0  # a failed `agy models` is not re-run for every ca
 
 
 class AgyBackend:
-    def __init__(self, settings: Settings, probes: ProbeCache | None = None) -> None:
+    def __init__(self, settings: Settings, probes: ProbeCache | None = None, usage: UsageCache | None = None) -> None:
         self._settings = settings
         self.section = AgySettings.from_env(settings.env)
         self._probes = probes or ProbeCache()
@@ -61,7 +62,7 @@ class AgyBackend:
         self._catalog: Catalog | None = None
         self._catalog_at = 0.0
         self._catalog_lock = anyio.Lock()
-        self._usage = UsageProbe()
+        self._usage = usage or UsageCache()  # tests pass one on a clock of their own
 
     @property
     def name(self) -> BackendName:
@@ -108,12 +109,27 @@ class AgyBackend:
     def quota_low_for(self, model: str | None) -> str | None:
         reading = self.cached_usage()
         if reading is None:
-            return None  # no reading yet: fail open
-        now = datetime.now(UTC)
+            return None  # no reading young enough to trust: fail open
+        now, thresholds = datetime.now(UTC), self.section.thresholds
         group = group_for_model(reading.groups, model or self.section.default_model or "gemini-default")
-        if group is None or group.level(now) is QuotaLevel.OK:
+        if group is None or group.level(now, thresholds) is QuotaLevel.OK:
             return None
-        return f"the agy quota group {group.describe(now)}"
+        return f"the agy quota group {group.describe(now, thresholds)}"
+
+    def cached_quota(self) -> QuotaReport | None:
+        reading = self.cached_usage()
+        return None if reading is None else reading.report(datetime.now(UTC), self.section.thresholds)
+
+    async def quota(self, max_age: float) -> QuotaReport:
+        reading = await self.usage(max_age)
+        if not reading.ok:
+            raise BackendUnavailable(f"agy could not report its quota: {reading.error}")
+        return reading.report(datetime.now(UTC), self.section.thresholds)
+
+    async def refresh_quota(self) -> None:
+        interval = self.section.usage_interval
+        if interval is not None:
+            await self._usage.refresh(self._probe_usage, interval)
 
     # gemini-models, -conversations, -doctor and -help: answered in surface.py, bound here as methods.
     model_listing = surface.model_listing
@@ -185,15 +201,26 @@ class AgyBackend:
         """Raises BackendUnavailable when agy is missing or cannot list its agents."""
         return await fetch_agents(self.require_binary(), self.env(), cwd or self._cwd())
 
-    async def usage(self) -> UsageReading:
-        """The /usage quota probe (zero tokens), cached 60 s; never raises for agy's failures."""
+    async def usage(self, max_age: float = CACHE_SECONDS) -> UsageReading:
+        """The /usage quota probe (zero tokens), or a reading younger than `max_age`; agy's failures come back in
+        the reading. Raises BackendUnavailable when agy is missing or too old."""
         binary = self.require_binary()
         await self.version(binary)
-        return await self._usage.read(binary, self.env(), self._cwd())
+        return await self._usage.read(lambda: probe_usage(binary, self.env(), self._cwd()), max_age)
 
     def cached_usage(self) -> UsageReading | None:
-        """The last /usage reading of this process, without probing (the quota guard fails open on None)."""
-        return self._usage.cached()
+        """The last good /usage reading while it is young enough to trust (twice the refresh interval, at least
+        10 min), without probing; None otherwise (the quota guard and the `quota` field then fail open)."""
+        return self._usage.trusted(max(2 * (self.section.usage_interval or 0.0), TRUST_FLOOR))
+
+    async def _probe_usage(self) -> UsageReading:
+        """The background refresh's probe: a missing or too old agy is a failed reading, not an exception."""
+        try:
+            binary = self.require_binary()
+            await self.version(binary)
+        except BackendUnavailable as exc:
+            return UsageReading(error=str(exc), taken_at=time.monotonic())
+        return await probe_usage(binary, self.env(), self._cwd())
 
     async def conversations(self, limit: int, cwd: Path | None = None) -> ConversationListing:
         state = self.state_dir()

@@ -11,11 +11,12 @@ from gemini_relay.backends.agy.errors import SIGN_IN
 from gemini_relay.backends.agy.models import FALLBACK_MODELS, FALLBACK_NOTICE
 from gemini_relay.backends.agy.sessions import ConversationListing
 from gemini_relay.backends.agy.settings import AgySettings
-from gemini_relay.backends.agy.usage import QuotaLevel, UsageReading
+from gemini_relay.backends.agy.usage import UsageReading
 from gemini_relay.backends.agy.version import AgyVersion
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
 from gemini_relay.backends.models import Catalog
 from gemini_relay.backends.probe import ProbeResult
+from gemini_relay.core.vocabulary import QuotaLevel
 from gemini_relay.errors import BackendUnavailable
 
 
@@ -83,11 +84,11 @@ async def doctor_section(agy: AgyView) -> DoctorSection:
             [*lines, f"- unavailable: {reading.error}"],
             [f"agy could not report its quota ({reading.error}). {SIGN_IN}"],
         )
-    now = datetime.now(UTC)
+    now, thresholds = datetime.now(UTC), agy.section.thresholds
     problems: list[str] = []
     for group in reading.groups:
-        lines.append(f"- {group.describe(now)}")
-        if group.level(now) is QuotaLevel.EXHAUSTED and group.mentions_gemini():
+        lines.append(f"- {group.describe(now, thresholds)}")
+        if group.level(now, thresholds) is QuotaLevel.EXHAUSTED and group.mentions_gemini():
             problems.append(f"The {group.name} quota is exhausted; wait for its reset or pick another model group.")
     if not reading.groups:
         lines.append("- signed in; agy reported no quota groups")

@@ -1,38 +1,40 @@
 """The zero-token quota probe `agy --output-format json -p /usage` -> quota groups with levels (agy.md §1.7).
 
 Never with --disable-slash-commands: then /usage is a model prompt that spends ~22k tokens. If agy ever answers
-with a model turn anyway, the probe is refused and disabled for the rest of the process.
+with a model turn anyway, the reading says so (`disables`) and the cache (quota_cache.py) stops probing for good.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from gemini_relay.backends.agy.models import EnvelopeError, parse_envelope, run_capture
+from gemini_relay.backends.capabilities import QuotaGroupReading, QuotaReport, QuotaWindow
+from gemini_relay.core.vocabulary import QuotaLevel
 from gemini_relay.supervise.process import SpawnError
 
 USAGE_TIMEOUT = 30.0  # the probe asks agy's backend; agy-mcp allows 30 s
 # agy-mcp's defaults: under a quarter left is worth planning around; under 5 % is one or two big runs away from empty.
 LOW_FRACTION = 0.25
 CRITICAL_FRACTION = 0.05
-CACHE_SECONDS = 60.0  # quota moves slowly; doctor calls in a row should not each spawn agy
-FAILURE_CACHE_SECONDS = 30.0  # a failing probe is not retried on every call
 
 
-class QuotaLevel(StrEnum):
-    OK = "ok"
-    LOW = "low"
-    CRITICAL = "critical"
-    EXHAUSTED = "exhausted"
+@dataclass(frozen=True)
+class Thresholds:
+    """Below `low` a group is low, below `critical` critical (fractions; GEMINI_RELAY_USAGE_LOW / _CRITICAL)."""
+
+    low: float = LOW_FRACTION
+    critical: float = CRITICAL_FRACTION
+
+
+DEFAULT_THRESHOLDS = Thresholds()
 
 
 class UsageProbeError(EnvelopeError):
@@ -51,11 +53,12 @@ class QuotaBucket:
     remaining_fraction: float
     reset_time: datetime | None
 
+    def refilled(self, now: datetime) -> bool:
+        return self.reset_time is not None and self.reset_time <= now
+
     def remaining_at(self, now: datetime) -> float:
         """A bucket past its reset time is full again, whatever the snapshot says."""
-        if self.reset_time is not None and self.reset_time <= now:
-            return 1.0
-        return self.remaining_fraction
+        return 1.0 if self.refilled(now) else self.remaining_fraction
 
 
 @dataclass(frozen=True)
@@ -68,29 +71,53 @@ class QuotaGroup:
         """The bucket with the least remaining: it is the one that stops runs."""
         return min(self.buckets, key=lambda b: b.remaining_at(now), default=None)
 
-    def level(self, now: datetime) -> QuotaLevel:
+    def level(self, now: datetime, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> QuotaLevel:
         bucket = self.binding(now)
-        return level_for(bucket.remaining_at(now)) if bucket is not None else QuotaLevel.OK
+        return level_for(bucket.remaining_at(now), thresholds) if bucket is not None else QuotaLevel.OK
 
-    def describe(self, now: datetime) -> str:
+    def describe(self, now: datetime, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> str:
         """`Gemini Models: low — Five Hour Limit Remaining 20% left, resets 2026-10-02T16:59:24Z`."""
         bucket = self.binding(now)
         if bucket is None:
             return f"{self.name}: {QuotaLevel.OK.value}"
         left = f"{bucket.remaining_at(now) * 100:.3g}% left"
         resets = f", resets {_rfc3339(bucket.reset_time)}" if bucket.reset_time is not None else ""
-        return f"{self.name}: {self.level(now).value} — {bucket.name or bucket.id} {left}{resets}"
+        return f"{self.name}: {self.level(now, thresholds).value} — {bucket.name or bucket.id} {left}{resets}"
+
+    def evaluated(self, now: datetime, thresholds: Thresholds) -> QuotaGroupReading:
+        """The group as the quota tool and the `quota` field show it, with its level at `now`."""
+        bucket = self.binding(now)
+        remaining = max(0.0, min(1.0, bucket.remaining_at(now))) if bucket is not None else 1.0
+        return QuotaGroupReading(
+            name=self.name,
+            description=self.description,
+            level=self.level(now, thresholds),
+            remaining_percent=math.floor(remaining * 100 + 1e-9),
+            window=bucket.window if bucket is not None else "",
+            reset_time=_rfc3339(bucket.reset_time) if bucket is not None and bucket.reset_time is not None else None,
+            windows=tuple(
+                QuotaWindow(
+                    id=b.id,
+                    name=b.name,
+                    window=b.window,
+                    remaining_fraction=b.remaining_fraction,
+                    reset_time=_rfc3339(b.reset_time) if b.reset_time is not None else None,
+                    refilled=b.refilled(now),
+                )
+                for b in self.buckets
+            ),
+        )
 
     def mentions_gemini(self) -> bool:
         return "gemini" in f"{self.name} {self.description}".lower()
 
 
-def level_for(fraction: float) -> QuotaLevel:
+def level_for(fraction: float, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> QuotaLevel:
     if fraction <= 0:
         return QuotaLevel.EXHAUSTED
-    if fraction < CRITICAL_FRACTION:
+    if fraction < thresholds.critical:
         return QuotaLevel.CRITICAL
-    if fraction < LOW_FRACTION:
+    if fraction < thresholds.low:
         return QuotaLevel.LOW
     return QuotaLevel.OK
 
@@ -136,59 +163,38 @@ def group_for_model(groups: tuple[QuotaGroup, ...], model: str | None) -> QuotaG
 class UsageReading:
     groups: tuple[QuotaGroup, ...] = ()
     error: str | None = None
-    taken_at: float = 0.0  # time.monotonic()
+    taken_at: float = 0.0  # time.monotonic() (the cache stamps it with its own clock)
+    checked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    disables: bool = False  # agy ran /usage as a model turn: never probe again in this process
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
+    def report(self, now: datetime, thresholds: Thresholds) -> QuotaReport:
+        return QuotaReport(_rfc3339(self.checked_at), tuple(g.evaluated(now, thresholds) for g in self.groups))
 
-class UsageProbe:
-    """One probe at a time, cached 60 s (failures 30 s); permanently off after agy shows a model turn."""
 
-    def __init__(self) -> None:
-        self._lock = anyio.Lock()
-        self._last: UsageReading | None = None
-        self._disabled: str | None = None
-
-    def cached(self) -> UsageReading | None:
-        """The last successful reading, whatever its age; None when there is none (callers then fail open)."""
-        last = self._last
-        return last if last is not None and last.ok else None
-
-    async def read(self, binary: Path, env: Mapping[str, str], cwd: Path) -> UsageReading:
-        async with self._lock:
-            if self._disabled is not None:
-                return UsageReading(error=self._disabled, taken_at=time.monotonic())
-            last = self._last
-            if last is not None:
-                age = time.monotonic() - last.taken_at
-                if age < (CACHE_SECONDS if last.ok else FAILURE_CACHE_SECONDS):
-                    return last
-            reading = await self._probe(binary, env, cwd)
-            self._last = reading
-            return reading
-
-    async def _probe(self, binary: Path, env: Mapping[str, str], cwd: Path) -> UsageReading:
-        now = time.monotonic()
-        # Exactly this argv: --disable-slash-commands would turn /usage into a paid model prompt.
-        argv = [str(binary), "--output-format", "json", "-p", "/usage"]
-        try:
-            result = await run_capture(argv, env, cwd, timeout=USAGE_TIMEOUT)
-        except SpawnError as exc:
-            return UsageReading(error=str(exc), taken_at=now)
-        if result.returncode is None:
-            return UsageReading(error=f"agy's /usage probe did not answer within {USAGE_TIMEOUT:g}s", taken_at=now)
-        try:
-            groups = parse_usage(result.stdout)
-        except ModelTurnError as exc:
-            self._disabled = str(exc)
-            return UsageReading(error=self._disabled, taken_at=now)
-        except UsageProbeError as exc:
-            detail = " ".join(result.stderr.split())[-300:]
-            why = f"exit {result.returncode}: {detail}" if result.returncode != 0 and detail else str(exc)
-            return UsageReading(error=f"agy's /usage probe failed ({why})", taken_at=now)
-        return UsageReading(groups=groups, taken_at=now)
+async def probe_usage(binary: Path, env: Mapping[str, str], cwd: Path) -> UsageReading:
+    """One probe; agy's failures come back as a reading with `error`, never raised."""
+    now = time.monotonic()
+    # Exactly this argv: --disable-slash-commands would turn /usage into a paid model prompt.
+    argv = [str(binary), "--output-format", "json", "-p", "/usage"]
+    try:
+        result = await run_capture(argv, env, cwd, timeout=USAGE_TIMEOUT)
+    except SpawnError as exc:
+        return UsageReading(error=str(exc), taken_at=now)
+    if result.returncode is None:
+        return UsageReading(error=f"agy's /usage probe did not answer within {USAGE_TIMEOUT:g}s", taken_at=now)
+    try:
+        groups = parse_usage(result.stdout)
+    except ModelTurnError as exc:
+        return UsageReading(error=str(exc), taken_at=now, disables=True)
+    except UsageProbeError as exc:
+        detail = " ".join(result.stderr.split())[-300:]
+        why = f"exit {result.returncode}: {detail}" if result.returncode != 0 and detail else str(exc)
+        return UsageReading(error=f"agy's /usage probe failed ({why})", taken_at=now)
+    return UsageReading(groups=groups, taken_at=now)
 
 
 def _group(raw: dict[str, Any]) -> QuotaGroup:

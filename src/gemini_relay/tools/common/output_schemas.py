@@ -39,6 +39,55 @@ USAGE: dict[str, Any] = {
     "required": ["input_tokens", "output_tokens"],
 }
 
+_QUOTA_LEVEL = {"enum": ["ok", "low", "critical", "exhausted"]}
+_QUOTA_GROUP: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": _STR,
+        "level": _QUOTA_LEVEL,
+        "remaining_percent": {"type": "integer", "minimum": 0, "maximum": 100},
+        "window": _STR,
+        "reset_time": _STR,
+    },
+    "required": ["name", "level", "remaining_percent", "window"],
+}
+# The compact reading on gemini-run / -status / -wait results: present only while the server holds a trusted one.
+QUOTA_SUMMARY: dict[str, Any] = {
+    "type": "object",
+    "properties": {"checked_at": _STR, "groups": {"type": "array", "items": _QUOTA_GROUP}},
+    "required": ["checked_at", "groups"],
+}
+_QUOTA_BUCKET: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **dict.fromkeys(("id", "name", "window", "reset_time"), _STR),
+        "remaining_fraction": {"type": "number"},
+        "refilled": {"type": "boolean"},
+    },
+    "required": ["id", "name", "window", "remaining_fraction", "refilled"],
+}
+# gemini-quota: every group with its windows; on a backend without a quota, no groups and a note saying so.
+QUOTA_REPORT: dict[str, Any] = reply_schema(
+    {
+        "backend": _STR,
+        "checked_at": _STR,
+        "groups": {
+            "type": "array",
+            "items": {
+                **_QUOTA_GROUP,
+                "properties": {
+                    **_QUOTA_GROUP["properties"],
+                    "description": _STR,
+                    "buckets": {"type": "array", "items": _QUOTA_BUCKET},
+                },
+                "required": [*_QUOTA_GROUP["required"], "buckets"],
+            },
+        },
+        "note": _STR,
+    },
+    ["backend", "groups"],
+)
+
 _JOB_PROPERTIES: dict[str, Any] = {
     "job_id": _STR,
     "state": {"enum": ["queued", "starting", "running", "done", "failed", "cancelled"]},
@@ -67,9 +116,11 @@ _JOB_PROPERTIES: dict[str, Any] = {
     "note": _STR,
     "next": _STR,
 }
-JOB_STATUS: dict[str, Any] = reply_schema(_JOB_PROPERTIES, ["job_id", "state", "elapsed", "tool", "backend"])
+JOB_STATUS: dict[str, Any] = reply_schema(
+    {**_JOB_PROPERTIES, "quota": QUOTA_SUMMARY}, ["job_id", "state", "elapsed", "tool", "backend"]
+)
 # gemini-run: the new job (or, for a matched idempotencyKey, its status)
-JOB_STARTED: dict[str, Any] = reply_schema(_JOB_PROPERTIES, ["job_id", "state"])
+JOB_STARTED: dict[str, Any] = reply_schema({**_JOB_PROPERTIES, "quota": QUOTA_SUMMARY}, ["job_id", "state"])
 JOB_LIST: dict[str, Any] = reply_schema(
     {
         "jobs": {

@@ -22,6 +22,7 @@ from gemini_relay.tools.common.inputs import PromptOptions
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import inline_notices, parse_schema
 from gemini_relay.tools.jobs.manager import job_manager
+from gemini_relay.tools.jobs.quota import with_quota
 from gemini_relay.tools.jobs.views import collect_hint, started_reply, status_reply
 
 CONVERSATION_ID_WAIT = 2.0  # agy names the conversation ~1 s after start; the Gemini CLI's is known at once
@@ -122,7 +123,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}
         if not status.state.terminal:
             matched["note"] += "; " + collect_hint(record.run_id)
-        return status_reply(matched)
+        return status_reply(with_quota(deps, matched))
     assert deps.background is not None
     with without_caller():
         deps.background.start_soon(deps.run_detached, record)
@@ -138,7 +139,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             data = (await runner.collect(record.run_id)).to_json()
             if notices:
                 data["notices"] = [*notices, *data.get("notices", [])]
-            return status_reply(data)
+            return status_reply(with_quota(deps, data))
     else:  # agy names the conversation ~1 s in; an inline wait takes it from the status it polls anyway
         status = await runner.wait(
             record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
@@ -150,7 +151,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         reply["notices"] = notices
     waited = f"Still {status.state.value} after {limit:g}s. " if limit is not None else ""
     reply["next"] = waited + collect_hint(record.run_id)
-    return started_reply(reply)
+    return started_reply(with_quota(deps, reply, selection.backend))
 
 
 TOOL = ToolDef(
