@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gemini_relay.backends.probe import locate
-from gemini_relay.config import text_setting
+from gemini_relay.config import switch_setting, text_setting
 from gemini_relay.core.vocabulary import BackendName
 
 NAME = BackendName("agy")
@@ -38,6 +38,7 @@ class AgySettings:
     cli_path: str | None = None  # AGY_CLI_PATH: a path or a name looked up on PATH (default `agy`)
     default_model: str | None = None  # AGY_DEFAULT_MODEL (None: agy's own default)
     print_timeout: str | None = None  # AGY_PRINT_TIMEOUT, a Go duration (checked by validate_config)
+    project_rules: bool = True  # AGY_PROJECT_RULES: a run's cwd goes as --add-dir unless the call says otherwise
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgySettings:
@@ -45,6 +46,7 @@ class AgySettings:
             cli_path=text_setting(env, "AGY_CLI_PATH"),
             default_model=text_setting(env, "AGY_DEFAULT_MODEL"),
             print_timeout=text_setting(env, "AGY_PRINT_TIMEOUT"),
+            project_rules=switch_setting(env, "AGY_PROJECT_RULES", default=True),
         )
 
     def locate(self, env: Mapping[str, str]) -> Path | None:
