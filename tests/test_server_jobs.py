@@ -174,6 +174,30 @@ async def test_continuing_a_conversation_that_is_running_is_refused_across_serve
     assert refused.is_error and "already has a run in flight" in text_of(refused)
 
 
+async def test_the_conversation_gate_holds_after_the_server_that_started_the_run_is_killed_and_restarted(
+    relay: Relay,
+) -> None:
+    with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server, however it surfaces
+        async with relay.client(**API_JOBS) as first:
+            seed = await call_json(first, "gemini-run", {"prompt": "seed", "wait": 60})
+            conversation = seed["conversation_id"]
+            busy = await call_json(
+                first, "gemini-run", {"prompt": "[[fake:stall]] more", "conversationId": conversation}
+            )
+            for pid in server_pids(relay):
+                os.kill(pid, signal.SIGKILL)
+            await first.call_tool("gemini-ping", {})
+    async with relay.client(**API_JOBS) as restarted:
+        refused = await restarted.call_tool("gemini-run", {"prompt": "clash", "conversationId": conversation})
+        still = await call_json(restarted, "gemini-status", {"jobId": busy["job_id"]})
+        await restarted.call_tool("gemini-cancel", {"jobId": busy["job_id"]})
+        await call_json(restarted, "gemini-wait", {"jobId": busy["job_id"]})
+        after = await call_json(restarted, "gemini-run", {"prompt": "free", "conversationId": conversation, "wait": 60})
+    assert refused.is_error and "already has a run in flight" in text_of(refused)
+    assert still["state"] == "running"
+    assert after["state"] == "done"
+
+
 async def test_a_recycled_pid_is_not_mistaken_for_a_live_supervisor(relay: Relay) -> None:
     async with relay.client(**API_JOBS) as client:
         started = await call_json(client, "gemini-run", {"prompt": "quick"})
