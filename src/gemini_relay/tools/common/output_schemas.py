@@ -56,7 +56,7 @@ _JOB_PROPERTIES: dict[str, Any] = {
     "model": _STR,
     "step_type": {
         "type": "string",
-        "description": "What the run is doing (agy: agent_response, tool, …); an ended job keeps its last step.",
+        "description": "What the run is doing (agent_response, tool, …); an ended job keeps its last step.",
     },
     "usage": {  # the relay's names, and agy-mcp's cache_read_tokens (= cached_tokens) for its users
         "type": "object",

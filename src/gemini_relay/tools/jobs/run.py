@@ -63,8 +63,8 @@ class RunInput(PromptOptions):
     )
     project_rules: bool | None = Field(
         None,
-        description="agy: false omits the cwd's implicit --add-dir (agy before 1.2.16 then loads no AGENTS.md or "
-        "hooks from it; not an isolation). Default: AGY_PROJECT_RULES (on).",
+        description="false: the cwd is not passed as an --add-dir workspace, so older CLIs load no AGENTS.md or "
+        "hooks from it (not an isolation). Default: AGY_PROJECT_RULES (on).",
     )
     priority: Literal["normal", "optional"] = Field(
         "normal",
