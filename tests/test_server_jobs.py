@@ -18,6 +18,7 @@ from tests.fakes.fake_gemini_api import SLOW_CHUNKS
 from tests.harness import (
     API_BACKEND,
     Relay,
+    agy_log,
     install_fake_agy,
     processes_using,
     wait_agy_runs,
@@ -131,6 +132,32 @@ async def test_an_explicit_mcp_cancel_still_stops_the_job(agy_relay: Relay) -> N
                 await anyio.sleep(0.05)
 
 
+async def test_status_says_which_step_a_running_agy_job_is_on_and_an_ended_job_keeps_its_last(agy_relay: Relay) -> None:
+    async with agy_relay.client(**JOBS) as client:
+        hung = await call_json(client, "gemini-run", {"prompt": "[[agy:hang]] hold on"})
+        with anyio.fail_after(20):  # agy reports its user_input step, then the agent_response it hangs in
+            while (running := await call_json(client, "gemini-status", {"jobId": hung["job_id"]})).get(
+                "step_type"
+            ) != "agent_response":
+                await anyio.sleep(0.05)
+        await client.call_tool("gemini-cancel", {"jobId": hung["job_id"]})
+        done = await call_json(client, "gemini-run", {"prompt": "quick", "wait": 60})
+        listed = await call_json(client, "gemini-jobs", {})
+    assert running["state"] == "running"
+    assert done["state"] == "done" and done["step_type"] == "agent_response"
+    assert {job["job_id"]: job.get("step_type") for job in listed["jobs"]}[done["job_id"]] == "agent_response"
+
+
+async def test_run_with_project_rules_false_leaves_the_cwd_out_of_agys_workspaces(agy_relay: Relay) -> None:
+    async with agy_relay.client(**JOBS) as client:
+        kept = await call_json(client, "gemini-run", {"prompt": "rules", "wait": 60})
+        left = await call_json(client, "gemini-run", {"prompt": "no rules", "projectRules": False, "wait": 60})
+    assert kept["state"] == left["state"] == "done"
+    starts = [e["argv"] for e in agy_log(agy_relay) if e.get("event") == "start"]
+    runs = [argv for argv in starts if isinstance(argv, list) and "stream-json" in argv]
+    assert [str(agy_relay.project) in argv for argv in runs] == [True, False]
+
+
 async def test_continuing_a_conversation_that_is_running_is_refused_across_servers(relay: Relay) -> None:
     async with relay.client(**API_JOBS) as first:
         seed = await call_json(first, "gemini-run", {"prompt": "seed"})
@@ -145,6 +172,30 @@ async def test_continuing_a_conversation_that_is_running_is_refused_across_serve
         after = await call_json(first, "gemini-run", {"prompt": "now it is free", "conversationId": conversation})
         await call_json(first, "gemini-wait", {"jobId": after["job_id"]})
     assert refused.is_error and "already has a run in flight" in text_of(refused)
+
+
+async def test_the_conversation_gate_holds_after_the_server_that_started_the_run_is_killed_and_restarted(
+    relay: Relay,
+) -> None:
+    with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server, however it surfaces
+        async with relay.client(**API_JOBS) as first:
+            seed = await call_json(first, "gemini-run", {"prompt": "seed", "wait": 60})
+            conversation = seed["conversation_id"]
+            busy = await call_json(
+                first, "gemini-run", {"prompt": "[[fake:stall]] more", "conversationId": conversation}
+            )
+            for pid in server_pids(relay):
+                os.kill(pid, signal.SIGKILL)
+            await first.call_tool("gemini-ping", {})
+    async with relay.client(**API_JOBS) as restarted:
+        refused = await restarted.call_tool("gemini-run", {"prompt": "clash", "conversationId": conversation})
+        still = await call_json(restarted, "gemini-status", {"jobId": busy["job_id"]})
+        await restarted.call_tool("gemini-cancel", {"jobId": busy["job_id"]})
+        await call_json(restarted, "gemini-wait", {"jobId": busy["job_id"]})
+        after = await call_json(restarted, "gemini-run", {"prompt": "free", "conversationId": conversation, "wait": 60})
+    assert refused.is_error and "already has a run in flight" in text_of(refused)
+    assert still["state"] == "running"
+    assert after["state"] == "done"
 
 
 async def test_a_recycled_pid_is_not_mistaken_for_a_live_supervisor(relay: Relay) -> None:

@@ -78,7 +78,7 @@ class Settings:
             raise ConfigError(
                 f"GEMINI_RELAY_PROJECT_ROOT={root_raw!r} is not a directory", variable="GEMINI_RELAY_PROJECT_ROOT"
             )
-        warm = _switch(env, "GEMINI_RELAY_WARM", default=True)
+        warm = switch_setting(env, "GEMINI_RELAY_WARM", default=True)
         host = _host(env)
         return cls(
             backend=(text_setting(env, "GEMINI_MCP_BACKEND") or "").lower() or None,
@@ -185,7 +185,8 @@ def default_state_dir(env: Mapping[str, str]) -> Path:
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def _switch(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+def switch_setting(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    """An on/off variable (1/0, on/off, true/false, yes/no); unset or blank: `default`. ConfigError otherwise."""
     raw = env.get(name, "").strip().lower()
     if not raw:
         return default

@@ -131,7 +131,7 @@ async def test_a_continuation_whose_conversation_lock_cannot_be_taken_is_refused
         assert deps.jobs is not None
         name = hashlib.sha256(b"conv-2").hexdigest()[:32]
         (tmp_path / "state" / "locks" / f"conv-{name}.lock").mkdir(parents=True)  # the lock file cannot be opened
-        with pytest.raises(RelayError):
+        with pytest.raises(RelayError, match=r"Could not lock conversation conv-2 \(.+\); refusing to start"):
             await deps.engine.register(spec(tmp_path, conversation="conv-2"), BackendName("gemini"))
         fresh = await deps.engine.register(spec(tmp_path, "fresh"), BackendName("gemini"))  # takes no lock
         assert list(deps.jobs.store.job_ids()) == [fresh.run_id]

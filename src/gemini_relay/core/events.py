@@ -33,6 +33,14 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class StepChanged:
+    """The upstream moved to another step of its turn; `step_type` is its own name for it (agy: `agent_response`,
+    `tool`, `user_input`). Progress only: what a job is doing right now (gemini-status's `step_type`)."""
+
+    step_type: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """The agent asked to run one of its tools."""
 
@@ -99,4 +107,6 @@ class Finished:
     models: tuple[str, ...] = ()
 
 
-AgentEvent = SessionStarted | TextDelta | ToolCall | ToolResult | StreamNotice | RunNotice | Spawned | Finished
+AgentEvent = (
+    SessionStarted | TextDelta | StepChanged | ToolCall | ToolResult | StreamNotice | RunNotice | Spawned | Finished
+)

@@ -77,6 +77,8 @@ class RunSpec:
     allow_slash_commands: bool = False
     skip_permissions: bool = False
     sandbox: bool = False
+    # agy: whether the cwd goes as --add-dir (a workspace: its AGENTS.md and hooks apply); None: AGY_PROJECT_RULES
+    project_rules: bool | None = None
     timeout_seconds: float = 45 * 60.0
     explicit: frozenset[str] = frozenset()
     media: MediaRequest | None = None  # set: a media generation (api backend), not a text turn

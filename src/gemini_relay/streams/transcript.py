@@ -14,6 +14,7 @@ from gemini_relay.core.events import (
     RunNotice,
     SessionStarted,
     Spawned,
+    StepChanged,
     StreamNotice,
     TextDelta,
     ToolCall,
@@ -33,6 +34,7 @@ class Transcript:
     session_id: str | None = None
     model: str | None = None
     pid: int | None = None
+    step_type: str | None = None  # the step the upstream is on (kept after the run: its last one)
     finished: Finished | None = None
     notices: list[str] = field(default_factory=list[str])
     stream_errors: list[str] = field(default_factory=list[str])
@@ -50,6 +52,8 @@ class Transcript:
                 self.model = model or self.model
             case TextDelta(text=text):
                 self.add_text(text)
+            case StepChanged(step_type=step_type):
+                self.step_type = step_type
             case ToolCall(tool_id=tool_id, name=name):
                 self._tool_names[tool_id] = name
             case ToolResult(tool_id=tool_id, ok=False, error_type=error_type) if error_type in _DENIED_TYPES:

@@ -234,6 +234,26 @@ async def test_sandbox_skip_permissions_and_dirs_reach_argv(world: AgyWorld, tmp
     assert any("does not isolate" in n for n in outcome.notices)
 
 
+@pytest.mark.parametrize(
+    ("env", "project_rules", "workspace"),
+    [({}, None, True), ({}, False, False), ({"AGY_PROJECT_RULES": "off"}, None, False),
+     ({"AGY_PROJECT_RULES": "off"}, True, True)],
+)  # fmt: skip
+async def test_project_rules_send_the_cwd_as_add_dir_unless_the_call_or_agy_project_rules_opts_out(
+    world: AgyWorld, env: dict[str, str], project_rules: bool | None, workspace: bool
+) -> None:
+    await execute(world.backend(**env), spec_for(world, "x", project_rules=project_rules))
+    argv = world.runs()[-1]["argv"]
+    assert (str(world.project) in argv) is workspace
+    assert argv.count("--add-dir") == int(workspace)
+
+
+async def test_with_project_rules_off_a_dir_given_as_is_still_goes_even_when_it_is_the_cwd(world: AgyWorld) -> None:
+    await execute(world.backend(), spec_for(world, "x", project_rules=False, add_dirs=(world.project,)))
+    argv = world.runs()[-1]["argv"]
+    assert argv[argv.index("--add-dir") + 1] == str(world.project) and argv.count("--add-dir") == 1
+
+
 async def test_a_broken_help_falls_back_to_the_floor_flags_with_a_notice(world: AgyWorld) -> None:
     world.install(help="broken")
     outcome, _ = await execute(world.backend(), spec_for(world, "x"))

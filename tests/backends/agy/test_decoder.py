@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.backends.agy.decoder import AgyDecoder, decode_event
-from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, StepChanged, TextDelta, Usage
 from gemini_relay.streams.framing import MAX_LINE_BYTES
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "streams"
@@ -210,3 +210,8 @@ def test_init_reports_the_model_when_agy_names_it() -> None:
 def test_an_unrecognized_status_is_not_ok_and_kept_as_sent() -> None:
     result = decode_event({"event": "result", "result": {"status": "MAX_TURNS", "response": "so far"}})
     assert isinstance(result, Finished) and (result.ok, result.status, result.text) == (False, "MAX_TURNS", "so far")
+
+
+def test_each_new_step_is_reported_once_with_agys_own_step_type() -> None:
+    events, _ = decode(transcript("1.1.15-chunks"))
+    assert [e.step_type for e in events if isinstance(e, StepChanged)] == ["user_input", "tool", "agent_response"]

@@ -191,6 +191,7 @@ def build_invocation(
     default_model: str | None,
     print_timeout_override: str | None,
     catalog: Sequence[ModelInfo],
+    project_rules: bool = True,
 ) -> Invocation:
     """Raises InputError for a request agy cannot take at all (bad conversation id, no --conversation)."""
     prompt = spec.prompt
@@ -232,7 +233,7 @@ def build_invocation(
         inv.notices.append(
             "sandbox: agy does not isolate tool execution; its tools still run with your user's privileges."
         )
-    _dirs(inv, spec, caps, flag)
+    _dirs(inv, spec, caps, flag, project_rules=spec.project_rules if spec.project_rules is not None else project_rules)
     if spec.conversation_id is not None:
         if not CONVERSATION_ID.match(spec.conversation_id):
             raise InputError("conversationId must be an agy conversation id (as printed after 🧵 conversationId)")
@@ -276,12 +277,14 @@ def _model_flags(
         flag("--effort", choice.effort, option="effort")
 
 
-def _dirs(inv: Invocation, spec: RunSpec, caps: Capabilities, flag: _Flag) -> None:
+def _dirs(inv: Invocation, spec: RunSpec, caps: Capabilities, flag: _Flag, *, project_rules: bool) -> None:
     cwd = _real(spec.cwd)
-    if caps.has("--add-dir"):
+    seen: set[Path] = set()
+    if project_rules and caps.has("--add-dir"):
         # Only --add-dir makes the cwd a workspace on 1.2.9 (AGENTS.md, hooks); harmless where cwd already is one.
+        # Opting out omits only this flag: agy 1.2.16 treats the cwd as a workspace anyway (agy-mcp, MEASURED).
         inv.argv += ["--add-dir", str(cwd)]
-    seen = {cwd}
+        seen.add(cwd)
     for directory in spec.add_dirs:
         real = _real(directory)
         if real in seen:

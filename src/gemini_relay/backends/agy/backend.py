@@ -264,6 +264,7 @@ class AgyBackend:
             default_model=self.section.default_model,
             print_timeout_override=self.section.print_timeout,
             catalog=catalog.models,
+            project_rules=self.section.project_rules,
         )
         seen = Transcript(spec)
         if not caps.probed:

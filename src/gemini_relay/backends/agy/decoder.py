@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta, Usage
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, StepChanged, TextDelta, Usage
 from gemini_relay.streams.coerce import as_dict, as_int, as_opt_str, as_str
 from gemini_relay.streams.framing import NdjsonDecoder
 
@@ -20,9 +20,10 @@ _DENIED_NAME_KEYS = ("tool_name", "tool", "name", "action")
 class AgyDecoder(NdjsonDecoder):
     """Feed stdout bytes; get events.
 
-    Beyond the per-line mapping it keeps three bits of run state: the conversation id (so a stream whose `init` was
+    Beyond the per-line mapping it keeps four bits of run state: the conversation id (so a stream whose `init` was
     lost still names its conversation from a later event), the thinking and cache-read tokens the steps reported
-    (agy 1.1.8's result usage lacks them), and whether any text streamed (an empty `response` then defers to it).
+    (agy 1.1.8's result usage lacks them), whether any text streamed (an empty `response` then defers to it), and
+    the step the run is on (a StepChanged when its index or type changes, not once per delta).
     """
 
     def __init__(self) -> None:
@@ -31,6 +32,7 @@ class AgyDecoder(NdjsonDecoder):
         self._step_thinking = 0
         self._step_cache_read = 0
         self._streamed = False
+        self._step: tuple[object, str] | None = None
 
     @property
     def conversation_id(self) -> str | None:
@@ -40,10 +42,6 @@ class AgyDecoder(NdjsonDecoder):
         events: list[AgentEvent] = []
         kind = obj.get("event")
         payload = as_dict(obj.get(kind)) if isinstance(kind, str) else {}
-        if kind == "step_update":
-            usage = as_dict(payload.get("usage"))
-            self._step_thinking += as_int(usage.get("thinking_tokens"))
-            self._step_cache_read += as_int(usage.get("cache_read_tokens"))
         event = decode_event(obj)
         if self._conversation_id is None and not isinstance(event, SessionStarted):
             # agy-mcp reads the id from any event kind: a late or missing init must not lose the conversation.
@@ -51,6 +49,14 @@ class AgyDecoder(NdjsonDecoder):
             if seen:
                 self._conversation_id = seen
                 events.append(SessionStarted(session_id=seen))
+        if kind == "step_update":
+            usage = as_dict(payload.get("usage"))
+            self._step_thinking += as_int(usage.get("thinking_tokens"))
+            self._step_cache_read += as_int(usage.get("cache_read_tokens"))
+            step_type = as_str(payload.get("step_type"))
+            if step_type and (payload.get("step_index"), step_type) != self._step:
+                self._step = (payload.get("step_index"), step_type)
+                events.append(StepChanged(step_type))
         match event:
             case SessionStarted(session_id=sid) if sid:
                 self._conversation_id = self._conversation_id or sid

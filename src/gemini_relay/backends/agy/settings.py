@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gemini_relay.backends.agy.usage import CRITICAL_FRACTION, LOW_FRACTION, Thresholds
 from gemini_relay.backends.probe import locate
-from gemini_relay.config import DISABLED, chosen_name, duration_setting, text_setting
+from gemini_relay.config import DISABLED, chosen_name, duration_setting, switch_setting, text_setting
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
 
@@ -50,6 +50,7 @@ class AgySettings:
     print_timeout: str | None = None  # AGY_PRINT_TIMEOUT, a Go duration (checked by validate_config)
     thresholds: Thresholds = Thresholds()  # GEMINI_RELAY_USAGE_LOW / _CRITICAL, percent remaining
     usage_interval: float | None = None  # GEMINI_RELAY_USAGE_INTERVAL: the background quota refresh (None: off)
+    project_rules: bool = True  # AGY_PROJECT_RULES: a run's cwd goes as --add-dir unless the call says otherwise
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgySettings:
@@ -67,6 +68,7 @@ class AgySettings:
             print_timeout=text_setting(env, "AGY_PRINT_TIMEOUT"),
             thresholds=Thresholds(low=low, critical=critical),
             usage_interval=_interval(env),
+            project_rules=switch_setting(env, "AGY_PROJECT_RULES", default=True),
         )
 
     def locate(self, env: Mapping[str, str]) -> Path | None:

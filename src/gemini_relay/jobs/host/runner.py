@@ -74,6 +74,7 @@ class StoreMirror:
             cli_start_ticks=start_ticks(record.pid) if record.pid else None,
             started_at=self._started_at,
             updated_at=time.time(),
+            step_type=record.step_type,
         )
         if self._written is None or _changed(self._written, progress):
             self._store.write_progress(self._job_id, progress)
@@ -81,7 +82,13 @@ class StoreMirror:
 
 
 def _changed(old: Progress, new: Progress) -> bool:
-    return (old.state, old.session_id, old.model, old.cli_pid) != (new.state, new.session_id, new.model, new.cli_pid)
+    return (old.state, old.session_id, old.model, old.cli_pid, old.step_type) != (
+        new.state,
+        new.session_id,
+        new.model,
+        new.cli_pid,
+        new.step_type,
+    )
 
 
 class LiveJob:
@@ -210,7 +217,7 @@ class HostedRunner(JobManager):
                 live.progressed()
             try:
                 mirror.on_event(event)
-                mirror.flush()  # writes only when state, session, model or CLI pid changed
+                mirror.flush()  # writes only when state, session, model, CLI pid or step changed
             except RECORD_ERRORS as exc:  # raised into the run's loop: its backend is closed, the run fails
                 raise self._unrecordable(exc, record) from exc
 
@@ -316,10 +323,10 @@ async def execute_to_result(engine: RunEngine, record: RunRecord, started: float
         result = RunResult.from_error(
             exc, conversation_id=record.session_id, model=record.model, notices=tuple(record.notices)
         )
-        return JobResult(result, started_at=started, ended_at=time.time(), exit_code=code)
+        return JobResult(result, started_at=started, ended_at=time.time(), exit_code=code, step_type=record.step_type)
     except (BackendUnavailable, InputError) as exc:
         failed = RunFailed(str(exc), reason=FailureReason.SPAWN_FAILED if isinstance(exc, BackendUnavailable) else
                            FailureReason.BACKEND_ERROR)  # fmt: skip
         result = RunResult.from_error(failed, text="", notices=tuple(record.notices))
         return JobResult(result, started_at=started, ended_at=time.time(), exit_code=EXIT_SPAWN_FAILED)
-    return JobResult(outcome, started_at=started, ended_at=time.time(), exit_code=EXIT_DONE)
+    return JobResult(outcome, started_at=started, ended_at=time.time(), exit_code=EXIT_DONE, step_type=record.step_type)

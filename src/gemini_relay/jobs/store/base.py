@@ -108,19 +108,21 @@ class Progress:
     cli_start_ticks: int | None = None
     started_at: float | None = None  # wall clock
     updated_at: float = 0.0
+    step_type: str | None = None  # the upstream's current step (agy-mcp's step_type); a job that ended keeps its last
 
 
 @dataclass(frozen=True)
 class JobResult:
     """The job's terminal record, written once and durably by the supervisor: the run's result plus its times.
 
-    On disk it is the RunResult's own JSON with three job fields beside it (one codec, see core/result.py).
+    On disk it is the RunResult's own JSON with four job fields beside it (one codec, see core/result.py).
     """
 
     result: RunResult
     started_at: float | None = None
     ended_at: float = 0.0
     exit_code: int = EXIT_DONE
+    step_type: str | None = None  # the last step the upstream reported (agy-mcp keeps it on an ended job)
 
     @property
     def state(self) -> RunState:
@@ -128,7 +130,7 @@ class JobResult:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.result.to_json(), "started_at": self.started_at, "ended_at": self.ended_at,
-                "exit_code": self.exit_code}  # fmt: skip
+                "exit_code": self.exit_code, "step_type": self.step_type}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobResult:
@@ -137,6 +139,7 @@ class JobResult:
             started_at=data.get("started_at"),
             ended_at=float(data.get("ended_at") or 0.0),
             exit_code=int(data.get("exit_code", EXIT_DONE)),
+            step_type=data.get("step_type") if isinstance(data.get("step_type"), str) else None,
         )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from gemini_relay.supervise.liveness import ProcessInfo
 META = "meta.json"
 SUPERVISOR = "supervisor.json"
 PROGRESS = "progress.json"
+_PROGRESS_FIELDS = frozenset(f.name for f in fields(Progress))
 OUT = "out.txt"
 ERR = "supervisor.log"
 RESULT = "result.json"
@@ -157,7 +158,8 @@ class FileJobStore:
         if data is None:
             return None
         try:
-            return Progress(**{**data, "state": RunState(data["state"])})
+            known = {k: v for k, v in data.items() if k in _PROGRESS_FIELDS}  # a newer relay's extra fields
+            return Progress(**{**known, "state": RunState(data["state"])})
         except (KeyError, TypeError, ValueError):  # the wrong shape: as unreadable as a torn file
             return None
 

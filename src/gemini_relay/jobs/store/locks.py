@@ -26,8 +26,9 @@ def acquire_conversation_lock(locks_dir: Path, conversation_id: str) -> int:
     """
     name = hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:32]
     path = locks_dir / f"conv-{name}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = -1
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
@@ -35,8 +36,9 @@ def acquire_conversation_lock(locks_dir: Path, conversation_id: str) -> int:
             f"Conversation {conversation_id} already has a run in flight; wait for it to finish (or cancel it) "
             "before continuing the conversation."
         ) from None
-    except OSError as exc:
-        os.close(fd)
+    except OSError as exc:  # the lock file cannot be opened, or flock fails (NFS): refused either way
+        if fd >= 0:
+            os.close(fd)
         raise RunFailed(f"Could not lock conversation {conversation_id} ({exc.strerror}); refusing to start.") from exc
     return fd
 

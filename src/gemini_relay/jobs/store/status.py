@@ -38,6 +38,7 @@ class JobStatus:
     model: str | None = None
     outcome: RunResult | None = None  # terminal: the recorded result, or the interrupted failure derived from disk
     orphan_cli: tuple[int, int | None] | None = None  # (pid, start ticks) of a CLI left by a dead supervisor
+    step_type: str | None = None  # what the upstream is doing (agy's step type); an ended job keeps its last step
 
     @property
     def failure(self) -> Failure | None:
@@ -63,6 +64,7 @@ class JobStatus:
             "backend": self.backend,
             "conversation_id": self.conversation_id,
             "model": self.model,
+            "step_type": self.step_type,
         }
         if self.outcome is not None:
             data.update(_outcome_json(self.outcome, self.failure_reason))
@@ -117,6 +119,7 @@ def derive_status(store: JobStore, job_id: str, *, now: float | None = None) -> 
         or meta.spec.conversation_id
         or meta.spec.session_id,
         model=progress.model if progress else meta.spec.model,
+        step_type=progress.step_type if progress else None,
     )
     if supervisor is None:
         return base
@@ -155,4 +158,5 @@ def _from_result(meta: JobMeta, job: JobResult) -> JobStatus:
         conversation_id=result.conversation_id,
         model=result.model,
         outcome=result,
+        step_type=job.step_type,
     )

@@ -103,6 +103,10 @@ _JOB_PROPERTIES: dict[str, Any] = {
     "error_id": _STR,
     "conversation_id": _STR,
     "model": _STR,
+    "step_type": {
+        "type": "string",
+        "description": "What the run is doing (agent_response, tool, …); an ended job keeps its last step.",
+    },
     "usage": {  # the relay's names, and agy-mcp's cache_read_tokens (= cached_tokens) for its users
         "type": "object",
         "properties": {**USAGE["properties"], "cache_read_tokens": _INT},

@@ -11,6 +11,7 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.core.doctor_settings import settings_section
 
 
 async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
@@ -32,6 +33,8 @@ async def doctor(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
             "- every call but gemini-doctor is refused until these are fixed and the server restarted",
         ]
         lines += ["", *sections["configuration"]]
+    sections["settings"] = settings_section(settings.env)
+    lines += ["", *sections["settings"]]
     for name in deps.registry.diagnosed():  # the active backend, and the CLIs (a user switching wants to see both)
         section = await deps.registry.diagnoses(name).doctor_section()
         lines += ["", *section.lines]

@@ -62,6 +62,11 @@ class RunInput(PromptOptions):
         "that ends in time answers as gemini-wait does, with its result; one still running answers with its jobId "
         "as without `wait` (agy-mcp's agy_run_sync). Not part of the idempotencyKey match.",
     )
+    project_rules: bool | None = Field(
+        None,
+        description="false: the cwd is not passed as an --add-dir workspace, so older CLIs load no AGENTS.md or "
+        "hooks from it (not an isolation). Default: AGY_PROJECT_RULES (on).",
+    )
     priority: Literal["normal", "optional"] = Field(
         "normal",
         description="'optional' yields to quota: refused before starting when the backend reports the model's quota "
@@ -113,6 +118,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         allow_slash_commands=args.allow_slash_commands,
         skip_permissions=args.skip_permissions,
         sandbox=args.sandbox,
+        project_rules=args.project_rules,
         timeout_seconds=timeout,
         explicit=frozenset(args.model_fields_set),
     )
