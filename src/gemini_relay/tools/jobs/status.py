@@ -10,8 +10,8 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.jobs.collected import collected_reply
 from gemini_relay.tools.jobs.manager import job_manager
-from gemini_relay.tools.jobs.views import status_reply
 
 
 class StatusInput(ToolInput):
@@ -23,7 +23,7 @@ async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
     data = result.to_json()
     if not result.state.terminal:
         data["next"] = f'Still {result.state.value}: gemini-wait {{"jobId": "{args.job_id}"}} blocks until it ends.'
-    return status_reply(data)
+    return await collected_reply(deps, data)
 
 
 TOOL = ToolDef(
