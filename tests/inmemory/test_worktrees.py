@@ -3,9 +3,7 @@ branch, diff stat and patch; gemini-apply applies it (dry run first), gemini-dis
 
 from __future__ import annotations
 
-import hashlib
 import re
-from pathlib import Path
 
 import mcp_types as types
 import pytest
@@ -14,7 +12,7 @@ from mcp import Client
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import RunFailed
 from tests.fakes.fake_gemini_api import FakeGeminiApi
-from tests.git_repo import GitRepo
+from tests.git_repo import GitRepo, tree_hash
 from tests.inmemory.conftest import InMemory, on_the_api, text_of
 from tests.inmemory.scripted import Script
 
@@ -22,14 +20,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.spawns_git]
 GIT = {"PATH": "/usr/bin:/bin", "GEMINI_RELAY_TOOLSETS": "jobs"}
 APP = "def main():\n    return 1\n"
 BRANCH = re.compile(r"gemini-relay/wt-[0-9a-f]{12}")
-
-
-def tree_hash(root: Path) -> str:
-    """The project's files and their bytes, .git left out (the relay may add a worktree's admin entry there)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.relative_to(root).parts):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 def agent_edits(spec: RunSpec) -> None:

@@ -24,7 +24,6 @@ TOOL = ToolDef(
     handler=discard,
     read_only=False,
     destructive=True,
-    idempotent=False,
     open_world=False,
     prompt_description="Drop the worktree of an isolated Gemini run.",
 )
