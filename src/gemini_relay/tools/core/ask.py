@@ -108,7 +108,8 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         result, changes = await run_isolated(deps, call, request, worktree)
         meta = {**(meta or {}), "worktree": worktree_data(worktree, changes)}
         done = result.outcome
-        text = gemini_reply(done.text, notices=own + result.notices, conversation_id=done.conversation_id)
+        usage = done.usage if args.include_usage else None
+        text = gemini_reply(done.text, notices=own + result.notices, conversation_id=done.conversation_id, usage=usage)
         return paginate(deps, f"{text}\n\n{worktree_text(worktree, changes)}", meta)
     if schema is not None:
         answer = await run_structured(deps, call, request, schema)

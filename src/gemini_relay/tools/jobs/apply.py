@@ -38,7 +38,7 @@ async def apply(deps: Deps, args: WorktreeInput, call: CallProgress) -> Reply:
         f"committed): {len(files)} file(s).\n```\n{changes.stat}\n```\n"
         f'gemini-discard {{"branch": "{worktree.branch}"}} removes the worktree and branch.'
     )
-    return Reply(text, structured={"branch": worktree.branch, "applied": files})
+    return Reply(text)
 
 
 TOOL = ToolDef(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 from pydantic import Field
 
 from gemini_relay.backends.asking import without_caller
@@ -133,7 +134,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             record = await deps.engine.register(spec, selection.backend, options)
     except BaseException:
         if (made := worktrees(deps).containing(cwd)) is not None and not retried:
-            await worktrees(deps).discard(made)  # no job will ever run in it
+            with anyio.CancelScope(shield=True):
+                await worktrees(deps).discard(made)  # no job will ever run in it
         raise
     if record.reused_job:
         status = runner.status(record.run_id)
