@@ -19,6 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from mcp import Client
 
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import RunFailed
 from gemini_relay.format import NOTICE_MARKER, THREAD_MARKER
 from gemini_relay.tools.common.definition import AnyTool
@@ -117,7 +118,11 @@ def _isolated(then: str | None = None) -> Recipe:
 
     async def recipe(client: Client, relay: InMemory) -> types.CallToolResult:
         GitRepo.create(relay.project, {"a.py": "x = 1\n"})
-        relay.backend.on_run = lambda spec: (spec.cwd / "a.py").write_text("x = 2\n", encoding="utf-8")
+
+        def agent_edits(spec: RunSpec) -> None:
+            (spec.cwd / "a.py").write_text("x = 2\n", encoding="utf-8")
+
+        relay.backend.on_run = agent_edits
         asked = await client.call_tool("gemini-ask", {"prompt": "edit", "isolation": "worktree"})
         if then is None:
             return asked
