@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -151,3 +152,30 @@ async def test_an_isolated_run_that_fails_leaves_no_worktree(relay: InMemory) ->
     assert result.is_error
     assert "gemini-relay/" not in repo.git("branch", "--list")
     assert not any((relay.base / "state" / "worktrees").iterdir())
+
+
+async def test_a_retried_isolated_run_returns_its_job_and_makes_no_second_worktree(relay: InMemory) -> None:
+    GitRepo.create(relay.project, {"app.py": APP})
+    args = {"prompt": "bump it", "isolation": "worktree", "idempotencyKey": "retry-1"}
+    async with relay.client(**GIT) as client:
+        first = await client.call_tool("gemini-run", args)
+        second = await client.call_tool("gemini-run", args)
+    assert first.structured_content is not None and second.structured_content is not None, text_of(second)
+    assert second.structured_content["job_id"] == first.structured_content["job_id"]
+    assert len(list((relay.base / "state" / "worktrees").glob("wt-*.json"))) == 1
+
+
+async def test_a_worktree_is_neither_applied_nor_discarded_while_its_job_runs(relay: InMemory) -> None:
+    repo = GitRepo.create(relay.project, {"app.py": APP})
+    release = anyio.Event()
+    relay.backend.queue(Script(("working",), hold=release))
+    async with relay.client(**GIT) as client:
+        started = await client.call_tool("gemini-run", {"prompt": "bump it", "isolation": "worktree"})
+        assert started.structured_content is not None, text_of(started)
+        branch = {"branch": started.structured_content["worktree"]["branch"]}
+        refused = [await client.call_tool(tool, branch) for tool in ("gemini-apply", "gemini-discard")]
+        release.set()
+        await client.call_tool("gemini-wait", {"jobId": started.structured_content["job_id"]})
+        removed = await client.call_tool("gemini-discard", branch)
+    assert all(r.is_error and "is still running in" in text_of(r) for r in refused)
+    assert not removed.is_error and "gemini-relay/" not in repo.git("branch", "--list")

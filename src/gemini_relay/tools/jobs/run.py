@@ -164,6 +164,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
         )
     reply: dict[str, Any] = {"job_id": record.run_id, "state": status.state.value}
+    if (isolated := worktrees(deps).containing(cwd)) is not None:
+        reply["worktree"] = {"branch": isolated.branch, "path": str(isolated.path)}
     if status.conversation_id:
         reply["conversation_id"] = status.conversation_id
     if notices:
