@@ -11,14 +11,16 @@ import pytest
 from tests.git_repo import GitRepo, tree_hash
 from tests.harness import Relay
 from tests.test_server_surface import text_of
-from tests.test_server_warm import WARM
+from tests.test_server_warm import WARM, acp_processes
 
 pytestmark = pytest.mark.anyio
 JOBS = {"GEMINI_RELAY_TOOLSETS": "jobs"}
 BRANCH = re.compile(r"gemini-relay/wt-[0-9a-f]{12}")
 
 
-async def isolated_write_then_apply(relay: Relay, prompt: str, written: str, content: str, **env: str) -> str:
+async def isolated_write_then_apply(
+    relay: Relay, prompt: str, written: str, content: str, *, warm: bool = False, **env: str
+) -> str:
     """Ask for an isolated write; check the project is untouched and the patch holds the file; apply it."""
     GitRepo.create(relay.project, {"README.md": "# project\n"})
     before = tree_hash(relay.project)
@@ -26,6 +28,7 @@ async def isolated_write_then_apply(relay: Relay, prompt: str, written: str, con
         result = await client.call_tool("gemini-ask", {"prompt": prompt, "isolation": "worktree"})
         text = text_of(result)
         assert not result.is_error, text
+        assert bool(acp_processes(relay.home)) is warm  # the warm CLI served it (its process stays), or `-p` did
         assert tree_hash(relay.project) == before
         assert f"+++ b/{written}" in text and f"+{content}" in text, text
         branch = BRANCH.search(text)
@@ -47,4 +50,4 @@ async def test_an_isolated_cold_gemini_cli_run_writes_in_its_worktree_and_its_pa
 
 async def test_an_isolated_warm_gemini_cli_run_writes_in_its_worktree_and_its_patch_applies(relay: Relay) -> None:
     prompt = "[[fake:write_file]] save it"
-    await isolated_write_then_apply(relay, prompt, "written.txt", "written by the fake model", **WARM)
+    await isolated_write_then_apply(relay, prompt, "written.txt", "written by the fake model", warm=True, **WARM)
