@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -55,3 +56,11 @@ class GitRepo:
     def commit(self, message: str = "change") -> None:
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message)
+
+
+def tree_hash(root: Path) -> str:
+    """The project's files and their bytes, .git left out (the relay may add a worktree's admin entry there)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.relative_to(root).parts):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()

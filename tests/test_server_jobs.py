@@ -57,7 +57,16 @@ async def test_run_answers_at_once_and_wait_collects_the_whole_answer(relay: Rel
         done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
         status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
         listed = await call_json(client, "gemini-jobs", {})
-    assert tools[11:] == ["gemini-run", "gemini-status", "gemini-wait", "gemini-jobs", "gemini-quota"]
+    jobs_toolset = [
+        "gemini-run",
+        "gemini-status",
+        "gemini-wait",
+        "gemini-jobs",
+        "gemini-quota",
+        "gemini-apply",
+        "gemini-discard",
+    ]
+    assert tools[11:] == jobs_toolset
     assert started["state"] in ("queued", "starting", "running")
     assert started["conversation_id"]  # the Gemini CLI's session id is known at once
     assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)

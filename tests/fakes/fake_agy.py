@@ -18,6 +18,7 @@ Scenarios: quota, rate_limit, model_not_found, invalid_model, model_fallback, ba
 print_timeout[:empty],
 error_result, error_inband_timeout, denied, empty, schema, schema_missing, status:<S>, no_result, hang,
 ignore_sigterm_with_grandchild, slow:<s>, delay:<s>, big:<kb>, unicode, surrogate, image, garbage, exit:<n>, signal:<n>,
+write:<path> (writes "written by fake agy" to <path> in its cwd, unless --mode plan),
 usage_turn (env only: /usage answered as a model turn), signed_out (runs and /usage exit 1 with SIGNED_OUT_TEXT —
 the wording is this fake's: agy.md records no signed-out message), api_error:<STATUS> (exit 3 with an AGY_ERROR line of
 that google.rpc status: INVALID_ARGUMENT, PERMISSION_DENIED, UNAUTHENTICATED, UNAVAILABLE, INTERNAL, …).
@@ -386,6 +387,10 @@ class Run:
             line = "line {:06d} the quick brown fox jumps over the lazy dog\n"
             count = int(scen["big"] or 64) * 1024 // len(line.format(0)) + 1
             answer = "".join(line.format(i) for i in range(count))
+        if "write" in scen and self.opts.get("mode") != "plan":  # the agent's file tool, in its working directory
+            name = scen["write"] or "written.txt"
+            Path(name).write_text("written by fake agy\n", encoding="utf-8")
+            answer = f"I wrote {name} with write_file."
         if "image" in scen:
             folder = state_dir() / "brain" / (self.conversation or "none")
             folder.mkdir(parents=True, exist_ok=True)

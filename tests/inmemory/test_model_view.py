@@ -19,6 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from mcp import Client
 
+from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import RunFailed
 from gemini_relay.format import NOTICE_MARKER, THREAD_MARKER
 from gemini_relay.tools.common.definition import AnyTool
@@ -112,6 +113,25 @@ async def _conversations(client: Client, relay: InMemory) -> types.CallToolResul
     return await client.call_tool("gemini-conversations", {})
 
 
+def _isolated(then: str | None = None) -> Recipe:
+    """An isolated gemini-ask whose agent writes a file, then (`then`) gemini-apply or gemini-discard of its branch."""
+
+    async def recipe(client: Client, relay: InMemory) -> types.CallToolResult:
+        GitRepo.create(relay.project, {"a.py": "x = 1\n"})
+
+        def agent_edits(spec: RunSpec) -> None:
+            (spec.cwd / "a.py").write_text("x = 2\n", encoding="utf-8")
+
+        relay.backend.on_run = agent_edits
+        asked = await client.call_tool("gemini-ask", {"prompt": "edit", "isolation": "worktree"})
+        if then is None:
+            return asked
+        assert asked.meta is not None, asked.content
+        return await client.call_tool(then, {"branch": asked.meta["worktree"]["branch"]})
+
+    return recipe
+
+
 # Each tool's calls: (variant, recipe). A variant per shape of answer (plain, with usage, as data, a notice, a list).
 async def _consensus_with_a_failure(client: Client, relay: InMemory) -> types.CallToolResult:
     relay.backend.by_model["flash"] = Script(error=RunFailed("flash is overloaded"))
@@ -124,7 +144,10 @@ RECIPES: dict[str, list[tuple[str, Recipe]]] = {
         ("usage", _call("gemini-ask", {"prompt": "hello", "includeUsage": True})),
         ("json", _call("gemini-ask", {"prompt": "who?", "jsonSchema": PERSON, "maxResponseLength": 5}, ADA)),
         ("changeMode", _call("gemini-ask", {"prompt": "edit", "changeMode": True})),
+        ("isolated", _isolated()),
     ],
+    "gemini-apply": [("applied", _isolated("gemini-apply"))],
+    "gemini-discard": [("removed", _isolated("gemini-discard"))],
     "gemini-plan": [("usage", _call("gemini-plan", {"task": "a plan"}))],
     "gemini-image": [("api", _call("gemini-image", {"prompt": "a red square"}))],
     "gemini-models": [("listing", _call("gemini-models", {}))],
@@ -180,8 +203,11 @@ def definitions() -> dict[str, AnyTool]:
 def cases() -> Iterator[Any]:
     for key, tool in definitions().items():
         for variant, recipe in RECIPES.get(tool.name, []):
-            marks = [pytest.mark.spawns_git] if tool.name in ("gemini-assess", "gemini-review") else []
+            marks = [pytest.mark.spawns_git] if tool.name in GIT_TOOLS else []
             yield pytest.param(key, tool, recipe, id=f"{key}-{variant}", marks=marks)
+
+
+GIT_TOOLS = ("gemini-assess", "gemini-review", "gemini-ask", "gemini-apply", "gemini-discard")  # a git repository
 
 
 def test_every_tool_has_a_recipe() -> None:
@@ -211,8 +237,9 @@ async def test_what_the_model_is_given_holds_everything_the_text_says(
         "GEMINI_API_KEY": "dummy",  # media and gemini-image go to the fake Gemini API (threads, no process)
         "GOOGLE_GEMINI_BASE_URL": api.base_url,
     }
-    if tool.name in ("gemini-assess", "gemini-review"):
+    if tool.name in GIT_TOOLS:
         world["PATH"] = "/usr/bin:/bin"
+    if tool.name in ("gemini-assess", "gemini-review"):
         GitRepo.create(relay.project, {"a.py": "x = 1\n"})
         (relay.project / "a.py").write_text("x = 2\n", encoding="utf-8")
     async with relay.client(**world) as client:

@@ -19,6 +19,7 @@ from gemini_relay.tools.core.models import ModelsInput
 from gemini_relay.tools.core.ping import PingInput
 from gemini_relay.tools.core.plan import PlanInput
 from gemini_relay.tools.core.timeout_test import TimeoutTestInput
+from gemini_relay.tools.jobs.apply import WorktreeInput
 from gemini_relay.tools.jobs.cancel import CancelJobInput
 from gemini_relay.tools.jobs.jobs import JobsInput
 from gemini_relay.tools.jobs.run import RunInput
@@ -51,6 +52,7 @@ MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
     PingInput: {},
     RunInput: {"prompt": "p"},
     StatusInput: {"jobId": "j1"},
+    WorktreeInput: {"branch": "gemini-relay/wt-0123456789ab"},
     WaitInput: {"jobId": "j1"},
     JobsInput: {},
     CancelJobInput: {},
@@ -137,6 +139,7 @@ def test_required_lists_exactly_the_fields_without_defaults(model: type[ToolInpu
 SELF_DESCRIBED = frozenset(
     {"effort", "timeoutSeconds", "aspectRatio", "size", "overwrite", "limit", "methodology", "ideaCount"}
     | {"includeAnalysis", "includeUsage", "domain"}
+    | {"isolation"}  # gemini-ask's: "none" or "worktree" (gemini-run's describes it, outside the default list)
 )
 
 

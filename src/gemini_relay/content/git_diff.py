@@ -68,6 +68,8 @@ GENERATED_SUFFIXES = (".min.js", ".min.css", ".snap")
 class GitError(RelayError):
     """Git could not answer; what the review tools catch. Git itself failing is not the caller's doing."""
 
+    stderr: str = ""  # git's own stderr (its tail), for a caller that reads more than the last line
+
 
 class GitRequestError(GitError, InputError):
     """The caller's request cannot be answered by git: an unknown base ref, a diff too large to take in time."""
@@ -148,9 +150,15 @@ def git_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 async def run_git(
-    args: Sequence[str], cwd: Path, env: Mapping[str, str], *, limit: int | None = None, timeout: float = GIT_TIMEOUT
+    args: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    limit: int | None = None,
+    timeout: float = GIT_TIMEOUT,
+    stdin: bytes | None = None,
 ) -> tuple[bytes, bool]:
-    """stdout of `git <args>` (at most `limit` bytes; the flag says whether more was cut off).
+    """stdout of `git <args>` (at most `limit` bytes; the flag says whether more was cut off), `stdin` fed once.
 
     Raises:
         GitError: git is missing, timed out, or exited non-zero (with its own message).
@@ -164,7 +172,7 @@ async def run_git(
         out.extend(chunk[:room])
         cut = cut or room < len(chunk)
 
-    spec = ProcessSpec(argv=["git", *args], env=env, cwd=cwd)
+    spec = ProcessSpec(argv=["git", *args], env=env, cwd=cwd, stdin=stdin)
     try:
         with anyio.fail_after(timeout):
             done = await run_process(spec, on_stdout, grace=GIT_GRACE)
@@ -178,7 +186,9 @@ async def run_git(
         detail = message[-1] if message else f"exit {done.returncode}"
         if _NOT_A_REPO.search(done.stderr):
             raise NotARepository(f"{cwd} is not inside a git working tree; the review tools need a git repository")
-        raise GitError(f"git {args[0]} failed: {detail.removeprefix('fatal: ')}")
+        failed = GitError(f"git {args[0]} failed: {detail.removeprefix('fatal: ')}")
+        failed.stderr = done.stderr
+        raise failed
     return bytes(out), cut
 
 

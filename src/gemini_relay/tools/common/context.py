@@ -14,6 +14,8 @@ from anyio.abc import TaskGroup
 from gemini_relay.backends.registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
+from gemini_relay.content.worktree import Worktrees
+from gemini_relay.content.worktree_reap import reap as reap_worktrees
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.host.attach import HostedJobManager
@@ -62,12 +64,15 @@ class Deps:
                 await client.aclose()
 
     async def maintain(self) -> None:
-        """Sweep expired jobs and adopt queued jobs of dead servers, at start and then periodically."""
+        """Sweep expired jobs (and the worktrees of isolated runs no kept job ran in) and adopt queued jobs of dead
+        servers, at start and then periodically."""
         runner = self.jobs
         if runner is None:
             return
         while True:
             await anyio.to_thread.run_sync(runner.sweep, self.settings.job_ttl_seconds)
+            worktrees = Worktrees(self.settings.state_dir, self.settings.env)  # after the sweep: its jobs' went
+            await reap_worktrees(worktrees, runner.store, self.settings.job_ttl_seconds)
             for job_id in await anyio.to_thread.run_sync(runner.orphaned):
                 self.adopt(job_id)
             await anyio.sleep(SWEEP_INTERVAL)

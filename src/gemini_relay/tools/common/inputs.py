@@ -14,6 +14,7 @@ from gemini_relay.tools.common.path_args import check_path_text
 
 Effort = Literal["low", "medium", "high"]
 Mode = Literal["accept-edits", "plan"]
+Isolation = Literal["none", "worktree"]
 AspectRatio = Literal[
     "1:1", "16:9", "9:16", "4:3", "3:4", "3:2", "2:3", "5:4", "4:5", "21:9", "4:1", "1:4", "8:1", "1:8"
 ]

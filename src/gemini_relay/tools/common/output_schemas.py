@@ -119,6 +119,8 @@ _JOB_PROPERTIES: dict[str, Any] = {
     "files": _STRS,
     "note": _STR,
     "next": _STR,
+    # isolation "worktree": the branch (and, once the job ended, its diff: files, insertions, deletions)
+    "worktree": {"type": "object", "properties": {"branch": _STR, "path": _STR}, "required": ["branch"]},
 }
 JOB_STATUS: dict[str, Any] = reply_schema(
     {**_JOB_PROPERTIES, "quota": QUOTA_SUMMARY}, ["job_id", "state", "elapsed", "tool", "backend"]

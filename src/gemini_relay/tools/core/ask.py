@@ -26,7 +26,8 @@ from gemini_relay.tools.common.context_pack import ContextOptions, Prepared, con
 from gemini_relay.tools.common.controls import images_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.dry_run import dry_run_reply
-from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PathText, PromptOptions
+from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, Isolation, PathText, PromptOptions
+from gemini_relay.tools.common.isolation import isolate, run_isolated, worktree_data, worktree_text
 from gemini_relay.tools.common.output_file import output_target, write_output
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
@@ -40,9 +41,7 @@ class AskInput(ContextOptions, PromptOptions):
     """gemini-ask: the run options, packed `files`, plus paging of a chunked reply, which only a foreground answer
     has."""
 
-    chunk_index: int | str | None = Field(
-        None, description="Which chunk (1-based) of a chunked reply, with chunkCacheKey."
-    )
+    chunk_index: int | str | None = Field(None, description="Which chunk (1-based) to return, with chunkCacheKey.")
     chunk_cache_key: str | None = Field(None, pattern=CACHE_KEY_PATTERN, description="A chunked reply's cacheKey.")
     max_response_length: int | None = Field(
         None,
@@ -53,13 +52,14 @@ class AskInput(ContextOptions, PromptOptions):
     images: list[PathText] | None = images_field()
     dry_run: bool = Field(
         False,
-        description="Count tokens and cost without calling the model.",
+        description="Count tokens and cost; no model call.",
     )
     output_file: PathText | None = Field(
         None,
-        description="Write the answer to this project file instead; an existing file needs overwrite.",
+        description="Write the answer to this project file instead; an existing one needs overwrite.",
     )
     overwrite: bool = False  # outputFile's description names it
+    isolation: Isolation = "none"  # described in docs/tools.md and gemini-run's schema: the default list's budget
 
 
 async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
@@ -102,6 +102,15 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
     )
     own = prepared.notices if prepared is not None else ()
     meta = _context_meta(prepared)
+    if args.isolation == "worktree":
+        conflicts = {"changeMode": args.change_mode, "jsonSchema": schema is not None, "outputFile": bool(target)}
+        worktree = await isolate(deps, deps.settings.project_root, conflicts)
+        result, changes = await run_isolated(deps, call, request, worktree)
+        meta = {**(meta or {}), "worktree": worktree_data(worktree, changes)}
+        done = result.outcome
+        usage = done.usage if args.include_usage else None
+        text = gemini_reply(done.text, notices=own + result.notices, conversation_id=done.conversation_id, usage=usage)
+        return paginate(deps, f"{text}\n\n{worktree_text(worktree, changes)}", meta)
     if schema is not None:
         answer = await run_structured(deps, call, request, schema)
         notices = own + answer.notices
@@ -191,8 +200,8 @@ TOOL = ToolDef(
     name="gemini-ask",
     toolset=None,
     description=(
-        "Ask Google Gemini: questions, code review, analysis, edits, JSON. @path in the prompt (or files) sends "
-        "project files along. For a phased plan use gemini-plan, for ideas gemini-brainstorm."
+        "Ask Google Gemini: questions, code review, analysis, edits, JSON. For a phased plan use gemini-plan, for "
+        "ideas gemini-brainstorm."
     ),
     input_model=AskInput,
     handler=ask,

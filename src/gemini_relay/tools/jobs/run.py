@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 from pydantic import Field
 
 from gemini_relay.backends.asking import without_caller
@@ -14,13 +16,16 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs.store.manager import JobManager
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue
 from gemini_relay.tools.common.definition import ToolDef, When
-from gemini_relay.tools.common.inputs import PromptOptions
+from gemini_relay.tools.common.inputs import Isolation, PromptOptions
+from gemini_relay.tools.common.isolation import isolate, worktrees
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import inline_notices, parse_schema
+from gemini_relay.tools.jobs.collected import collected_reply
 from gemini_relay.tools.jobs.manager import job_manager
 from gemini_relay.tools.jobs.quota import with_quota
 from gemini_relay.tools.jobs.views import collect_hint, started_reply, status_reply
@@ -72,6 +77,12 @@ class RunInput(PromptOptions):
         description="'optional' yields to quota: refused before starting when the backend reports the model's quota "
         "group low, critical or exhausted.",
     )
+    isolation: Isolation = Field(
+        "none",
+        description="'worktree': the agent edits a fresh git worktree on a new branch from HEAD (uncommitted changes "
+        "are refused, not carried over), never the project; the collected result has the branch, diff stat and "
+        "patch, for gemini-apply or gemini-discard. Refused outside a git repository and on the api backend.",
+    )
 
 
 async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
@@ -101,6 +112,8 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         else:
             ignored.append("maxResponseLength does not apply to a jsonSchema answer; it was ignored.")
     prompt = wrap_changemode(prompt) if args.change_mode else prompt
+    if args.isolation == "worktree":
+        cwd = await _isolated_cwd(deps, runner, args, cwd, schema is not None)
     inlined = inline_references(prompt, cwd)
     spec = RunSpec(
         tool=call.tool,
@@ -108,7 +121,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         cwd=cwd,
         model=args.model,
         effort=args.effort,
-        mode=args.mode,
+        mode=args.mode or ("accept-edits" if args.isolation == "worktree" else None),
         json_schema=schema,
         add_dirs=deps.resolve_dirs(args.add_dirs, cwd),
         conversation_id=conversation_id,
@@ -122,8 +135,15 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         timeout_seconds=timeout,
         explicit=frozenset(args.model_fields_set),
     )
-    with without_caller():  # the job outlives this call: its questions are answered by its policy
-        record = await deps.engine.register(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
+    try:
+        with without_caller():  # the job outlives this call: its questions are answered by its policy
+            options = JobOptions(args.priority, args.idempotency_key)
+            record = await deps.engine.register(spec, selection.backend, options)
+    except BaseException:
+        if (made := worktrees(deps).containing(cwd)) is not None and not retried:
+            with anyio.CancelScope(shield=True):
+                await worktrees(deps).discard(made)  # no job will ever run in it
+        raise
     if record.reused_job:
         status = runner.status(record.run_id)
         matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}
@@ -145,12 +165,14 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             data = (await runner.collect(record.run_id)).to_json()
             if notices:
                 data["notices"] = [*notices, *data.get("notices", [])]
-            return status_reply(with_quota(deps, data))
+            return await collected_reply(deps, with_quota(deps, data))
     else:  # agy names the conversation ~1 s in; an inline wait takes it from the status it polls anyway
         status = await runner.wait(
             record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
         )
     reply: dict[str, Any] = {"job_id": record.run_id, "state": status.state.value}
+    if (isolated := worktrees(deps).containing(cwd)) is not None:
+        reply["worktree"] = {"branch": isolated.branch, "path": str(isolated.path)}
     if status.conversation_id:
         reply["conversation_id"] = status.conversation_id
     if notices:
@@ -158,6 +180,14 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     waited = f"Still {status.state.value} after {limit:g}s. " if limit is not None else ""
     reply["next"] = waited + collect_hint(record.run_id)
     return started_reply(with_quota(deps, reply, selection.backend))
+
+
+async def _isolated_cwd(deps: Deps, runner: JobManager, args: RunInput, cwd: Path, structured: bool) -> Path:
+    """The job's cwd in a new worktree; a retry whose idempotencyKey names a job gets that job's (its request)."""
+    bound = runner.job_for_key(args.idempotency_key) if args.idempotency_key is not None else None
+    if bound is not None:
+        return runner.store.meta(bound).spec.cwd
+    return (await isolate(deps, cwd, {"changeMode": args.change_mode, "jsonSchema": structured})).cwd
 
 
 TOOL = ToolDef(

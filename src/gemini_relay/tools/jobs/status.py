@@ -10,9 +10,9 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.jobs.collected import collected_reply
 from gemini_relay.tools.jobs.manager import job_manager
 from gemini_relay.tools.jobs.quota import with_quota
-from gemini_relay.tools.jobs.views import status_reply
 
 
 class StatusInput(ToolInput):
@@ -24,7 +24,7 @@ async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
     data = result.to_json()
     if not result.state.terminal:
         data["next"] = f'Still {result.state.value}: gemini-wait {{"jobId": "{args.job_id}"}} blocks until it ends.'
-    return status_reply(with_quota(deps, data))
+    return await collected_reply(deps, with_quota(deps, data))
 
 
 TOOL = ToolDef(

@@ -4,6 +4,15 @@ gemini-cancel takes the default one's place and gains an optional jobId."""
 from __future__ import annotations
 
 from gemini_relay.tools.common.definition import AnyTool
-from gemini_relay.tools.jobs import cancel, jobs, quota, run, status, wait
+from gemini_relay.tools.jobs import apply, cancel, discard, jobs, quota, run, status, wait
 
-TOOLS: tuple[AnyTool, ...] = (run.TOOL, status.TOOL, wait.TOOL, jobs.TOOL, cancel.TOOL, quota.TOOL)
+TOOLS: tuple[AnyTool, ...] = (
+    run.TOOL,
+    status.TOOL,
+    wait.TOOL,
+    jobs.TOOL,
+    cancel.TOOL,
+    quota.TOOL,
+    apply.TOOL,
+    discard.TOOL,
+)

@@ -9,10 +9,10 @@ from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.jobs.collected import collected_reply
 from gemini_relay.tools.jobs.manager import job_manager
 from gemini_relay.tools.jobs.quota import with_quota
 from gemini_relay.tools.jobs.status import StatusInput
-from gemini_relay.tools.jobs.views import status_reply
 
 # gemini-status is registered wherever gemini-wait is (the jobs and the media toolset).
 _COLLECT = (
@@ -40,7 +40,7 @@ async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
     data = result.to_json()
     if not result.state.terminal:
         data["note"] = f"Still {result.state.value} after {limit:g}s; call gemini-wait again."
-    return status_reply(with_quota(deps, data))
+    return await collected_reply(deps, with_quota(deps, data))
 
 
 TOOL = ToolDef(
