@@ -218,7 +218,7 @@ class Worktrees:
         patch, cut = await run_git(["diff", *flags, *span, "--"], where, self.env, limit=limit)
         return Changes(parse_numstat(numstat), stat.decode("utf-8", errors="replace").rstrip(), patch, cut)
 
-    async def apply(self, worktree: Worktree) -> Changes:
+    async def apply_patch(self, worktree: Worktree) -> Changes:
         """Apply the branch's patch to the project's working tree (not the index), after a dry run.
 
         Raises:

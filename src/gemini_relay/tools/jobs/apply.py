@@ -31,7 +31,7 @@ def idle_worktree(deps: Deps, branch: str, doing: str) -> Worktree:
 
 async def apply(deps: Deps, args: WorktreeInput, call: CallProgress) -> Reply:
     worktree = idle_worktree(deps, args.branch, "apply")
-    changes = await worktrees(deps).apply(worktree)
+    changes = await worktrees(deps).apply_patch(worktree)
     files = [c.path for c in changes.files]
     text = (
         f"Applied the patch of `{worktree.branch}` to the working tree of {worktree.repo} (not staged, not "
