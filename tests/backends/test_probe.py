@@ -135,19 +135,30 @@ def test_empty_help_has_no_flags() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_probe_returns_stdout_then_stderr(tmp_path: Path) -> None:
-    binary = executable(tmp_path / "cli", 'echo "0.61.0"\necho "a warning" >&2\n')
+@pytest.mark.parametrize(
+    ("script", "flag", "expected"),
+    [
+        pytest.param(
+            'echo "0.61.0"\necho "a warning" >&2\n',
+            "--version",
+            ProbeResult(ok=True, text="0.61.0\na warning\n", returncode=0),
+            id="a probe returns stdout then stderr",
+        ),
+        pytest.param(
+            'echo "Unknown argument: --help" >&2\nexit 1\n',
+            "--help",
+            ProbeResult(ok=False, text="Unknown argument: --help\n", returncode=1),
+            id="a failing probe is not ok and keeps its output",
+        ),
+    ],
+)
+async def test_a_probe_answers_with_its_exit_and_its_output(
+    tmp_path: Path, script: str, flag: str, expected: ProbeResult
+) -> None:
+    binary = executable(tmp_path / "cli", script)
     with anyio.fail_after(BOUND):
-        result = await run_probe([str(binary), "--version"], ENV, tmp_path)
-    assert result == ProbeResult(ok=True, text="0.61.0\na warning\n", returncode=0)
-
-
-@pytest.mark.anyio
-async def test_a_failing_probe_is_not_ok_and_keeps_its_output(tmp_path: Path) -> None:
-    binary = executable(tmp_path / "cli", 'echo "Unknown argument: --help" >&2\nexit 1\n')
-    with anyio.fail_after(BOUND):
-        result = await run_probe([str(binary), "--help"], ENV, tmp_path)
-    assert result == ProbeResult(ok=False, text="Unknown argument: --help\n", returncode=1)
+        result = await run_probe([str(binary), flag], ENV, tmp_path)
+    assert result == expected
 
 
 @pytest.mark.anyio

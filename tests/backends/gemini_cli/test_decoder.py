@@ -20,6 +20,7 @@ from gemini_relay.core.events import (
     ToolResult,
     Usage,
 )
+from tests.streams.chunked import decode_in_chunks
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "streams"
 VERSION = "gemini-cli-0.61.0"
@@ -60,12 +61,7 @@ def index() -> dict[str, Any]:
 
 
 def decode(data: bytes, size: int) -> tuple[list[AgentEvent], GeminiCliDecoder]:
-    decoder = GeminiCliDecoder()
-    events: list[AgentEvent] = []
-    for i in range(0, len(data), size):
-        events += decoder.push(data[i : i + size])
-    events += decoder.flush()
-    return events, decoder
+    return decode_in_chunks(GeminiCliDecoder(), data, size)
 
 
 def text_of(events: list[AgentEvent]) -> str:
