@@ -1,7 +1,10 @@
-"""Stand-in binaries: small shell scripts the code under test finds and runs."""
+"""Child processes the tests run: stand-in binaries (small shell scripts), and the relay's own command line."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -11,3 +14,24 @@ def shell_script(path: Path, body: str = "") -> Path:
     path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
     path.chmod(0o755)
     return path
+
+
+def relay_command(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str = "",
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m gemini_relay ARGS` as a user runs it (`env` None: this process's environment), its output as text;
+    its exit code is the caller's to check."""
+    return subprocess.run(
+        [sys.executable, "-m", "gemini_relay", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )

@@ -16,6 +16,7 @@ import pytest
 
 import gemini_relay
 from gemini_relay.tools.registry import registry
+from tests.executables import relay_command
 from tests.fakes.fake_responses_api import Call, FakeResponsesApi
 from tests.harness import Relay, stop_host
 from tests.real_clients import installed_version
@@ -67,14 +68,8 @@ def through_codex(
 
 def codex_setup(relay: Relay, codex: Codex, *options: str) -> subprocess.CompletedProcess[str]:
     """`gemini-relay setup --client codex` as a user runs it, in the project, with Codex's environment."""
-    setup = subprocess.run(
-        [sys.executable, "-m", "gemini_relay", "setup", "--client", "codex", *options, "--yes"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=relay.project,
-        env=codex.env,
-        check=False,
+    setup = relay_command(
+        "setup", "--client", "codex", *options, "--yes", env=codex.env, cwd=relay.project, timeout=120
     )
     assert setup.returncode == 0, setup.stdout + setup.stderr
     return setup
