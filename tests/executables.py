@@ -16,17 +16,17 @@ def shell_script(path: Path, body: str = "") -> Path:
     return path
 
 
-def relay_command(
+def python_child(
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     stdin: str = "",
     timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m gemini_relay ARGS` as a user runs it (`env` None: this process's environment), its output as text;
-    its exit code is the caller's to check."""
+    """`python ARGS` with this interpreter (`env` None: this process's environment), `stdin` fed in and its output
+    read as text; its exit code is the caller's to check."""
     return subprocess.run(
-        [sys.executable, "-m", "gemini_relay", *args],
+        [sys.executable, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -35,3 +35,14 @@ def relay_command(
         timeout=timeout,
         check=False,
     )
+
+
+def relay_command(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str = "",
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m gemini_relay ARGS` as a user runs it."""
+    return python_child("-m", "gemini_relay", *args, env=env, cwd=cwd, stdin=stdin, timeout=timeout)
