@@ -46,3 +46,19 @@ def relay_command(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m gemini_relay ARGS` as a user runs it."""
     return python_child("-m", "gemini_relay", *args, env=env, cwd=cwd, stdin=stdin, timeout=timeout)
+
+
+def spawn_server(
+    argv: list[str], *, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """A server child leading its own process group (a stop reaches all it starts), stdin and stdout closed, stderr
+    piped: the caller reads the address it listens on from there."""
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
