@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 
 def shell_script(path: Path, body: str = "") -> Path:
@@ -16,36 +17,30 @@ def shell_script(path: Path, body: str = "") -> Path:
     return path
 
 
-def python_child(
-    *args: str,
-    env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    stdin: str = "",
-    timeout: float = 60,
-) -> subprocess.CompletedProcess[str]:
-    """`python ARGS` with this interpreter (`env` None: this process's environment), `stdin` fed in and its output
-    read as text; its exit code is the caller's to check."""
+class ChildOptions(TypedDict, total=False):
+    env: Mapping[str, str] | None  # None (the default): this process's environment
+    cwd: Path | None
+    stdin: str  # fed in, then closed ("" by default)
+    timeout: float  # 60 s by default
+
+
+def python_child(*args: str, **options: Unpack[ChildOptions]) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` with this interpreter, its output read as text; its exit code is the caller's to check."""
     return subprocess.run(
         [sys.executable, *args],
-        input=stdin,
+        input=options.get("stdin", ""),
         capture_output=True,
         text=True,
-        env=env,
-        cwd=cwd,
-        timeout=timeout,
+        env=options.get("env"),
+        cwd=options.get("cwd"),
+        timeout=options.get("timeout", 60),
         check=False,
     )
 
 
-def relay_command(
-    *args: str,
-    env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    stdin: str = "",
-    timeout: float = 60,
-) -> subprocess.CompletedProcess[str]:
+def relay_command(*args: str, **options: Unpack[ChildOptions]) -> subprocess.CompletedProcess[str]:
     """`python -m gemini_relay ARGS` as a user runs it."""
-    return python_child("-m", "gemini_relay", *args, env=env, cwd=cwd, stdin=stdin, timeout=timeout)
+    return python_child("-m", "gemini_relay", *args, **options)
 
 
 def spawn_server(

@@ -97,6 +97,26 @@ def test_crlf_replies_parse_without_carriage_returns() -> None:
     assert all("\r" not in edit.old_code + edit.new_code for edit in edits)
 
 
+def test_a_language_tag_on_the_fence_and_blank_lines_after_markers_are_tolerated() -> None:
+    reply = "**FILE: a.py:3**\n\n```python\nOLD:\n\n    x = 1   \nNEW:\n    x = 2\n\n```\n"
+    assert parse_edits(reply) == [Edit("a.py", 3, 3, "    x = 1", "    x = 2")]
+
+
+def test_an_insertion_with_empty_old_code_spans_its_single_start_line() -> None:
+    reply = "**FILE: a.py:7**\n```\nOLD:\nNEW:\nimport os\n```"
+    assert parse_edits(reply) == [Edit("a.py", 7, 7, "", "import os")]
+
+
+def test_a_block_without_a_new_marker_is_ignored() -> None:
+    reply = "**FILE: a.py:1**\n```\nOLD:\nx\n```\n**FILE: b.py:2**\n```\nOLD:\ny\nNEW:\nz\n```"
+    assert parse_edits(reply) == [Edit("b.py", 2, 2, "y", "z")]
+
+
+def test_a_fenced_block_that_never_closes_is_ignored_rather_than_swallowing_prose() -> None:
+    reply = "**FILE: a.py:1**\n```\nOLD:\nx\nNEW:\ny\n\nHope this helps!"
+    assert parse_edits(reply) == []
+
+
 def test_prose_without_edit_blocks_parses_to_nothing() -> None:
     assert parse_edits("I could not find anything to change. **FILE:** is the format.") == []
 
@@ -128,53 +148,24 @@ def test_the_bridges_marker_form_parses_ranges_and_ends_each_block_at_the_next_h
     ]
 
 
-@pytest.mark.parametrize(
-    ("reply", "edits"),
-    [
-        pytest.param(
-            "**FILE: a.py:3**\n\n```python\nOLD:\n\n    x = 1   \nNEW:\n    x = 2\n\n```\n",
-            [Edit("a.py", 3, 3, "    x = 1", "    x = 2")],
-            id="a language tag on the fence and blank lines after markers are tolerated",
-        ),
-        pytest.param(
-            "**FILE: a.py:7**\n```\nOLD:\nNEW:\nimport os\n```",
-            [Edit("a.py", 7, 7, "", "import os")],
-            id="an insertion with empty old code spans its single start line",
-        ),
-        pytest.param(
-            "**FILE: a.py:1**\n```\nOLD:\nx\n```\n**FILE: b.py:2**\n```\nOLD:\ny\nNEW:\nz\n```",
-            [Edit("b.py", 2, 2, "y", "z")],
-            id="a block without a new marker is ignored",
-        ),
-        pytest.param(
-            "**FILE: a.py:1**\n```\nOLD:\nx\nNEW:\ny\n\nHope this helps!",
-            [],
-            id="a fenced block that never closes is ignored rather than swallowing prose",
-        ),
-        pytest.param(
-            "**FILE: a.md:1-2**\n===OLD===\nline  \n```\n===NEW===\nnew  \n```\n===END===\ntrailing prose",
-            [Edit("a.md", 1, 2, "line  \n```", "new  \n```")],
-            id="the bridges form keeps trailing spaces and stops at an end marker",
-        ),
-        pytest.param(
-            "**FILE: a.py:4-4**\n```\n===OLD===\nx\n===NEW===\ny\n```\nThat is all.",
-            [Edit("a.py", 4, 4, "x", "y")],
-            id="a fence wrapped marker block ends at its closing fence",
-        ),
-        pytest.param(
-            "**FILE: a.py:2-3**\nOLD:\nx\ny\nNEW:\nz\n\n**FILE: b.py:1**\nOLD:\nq\nNEW:\nr",
-            [Edit("a.py", 2, 3, "x\ny", "z"), Edit("b.py", 1, 1, "q", "r")],
-            id="legacy unfenced old new markers parse to the end of the block",
-        ),
-        pytest.param(
-            "**FILE: src/a.py**\n===OLD===\nb = 2\n===NEW===\nb = 3\n",
-            [Edit("src/a.py", 0, 0, "b = 2", "b = 3")],
-            id="a bare header without a root has an unknown range",
-        ),
-    ],
-)
-def test_a_reply_in_either_form_parses_to_its_edits(reply: str, edits: list[Edit]) -> None:
-    assert parse_edits(reply) == edits
+def test_the_bridges_form_keeps_trailing_spaces_and_stops_at_an_end_marker() -> None:
+    reply = "**FILE: a.md:1-2**\n===OLD===\nline  \n```\n===NEW===\nnew  \n```\n===END===\ntrailing prose"
+    assert parse_edits(reply) == [Edit("a.md", 1, 2, "line  \n```", "new  \n```")]
+
+
+def test_a_fence_wrapped_marker_block_ends_at_its_closing_fence() -> None:
+    reply = "**FILE: a.py:4-4**\n```\n===OLD===\nx\n===NEW===\ny\n```\nThat is all."
+    assert parse_edits(reply) == [Edit("a.py", 4, 4, "x", "y")]
+
+
+def test_legacy_unfenced_old_new_markers_parse_to_the_end_of_the_block() -> None:
+    reply = "**FILE: a.py:2-3**\nOLD:\nx\ny\nNEW:\nz\n\n**FILE: b.py:1**\nOLD:\nq\nNEW:\nr"
+    assert parse_edits(reply) == [Edit("a.py", 2, 3, "x\ny", "z"), Edit("b.py", 1, 1, "q", "r")]
+
+
+def test_a_bare_header_without_a_root_has_an_unknown_range() -> None:
+    reply = "**FILE: src/a.py**\n===OLD===\nb = 2\n===NEW===\nb = 3\n"
+    assert parse_edits(reply) == [Edit("src/a.py", 0, 0, "b = 2", "b = 3")]
 
 
 def test_a_bare_header_gets_its_range_from_the_file_under_the_root(tmp_path: Path) -> None:
