@@ -49,6 +49,7 @@ from gemini_relay.jobs.store.status import derive_status
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, FakeGeminiApi, latest_user_text
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
 from tests.harness import TEST_MODEL, Relay
+from tests.procs import live_processes
 
 POINTS = ("queued", "starting", "spawned", "recorded", "streaming", "finishing")
 EXTRA_POINTS = ("stalled",)
@@ -124,18 +125,7 @@ def _ppid(pid: int) -> int | None:
 def processes_of(base: Path) -> list[int]:
     """Live (non-zombie) processes, other than this one, whose environment names the run's temp dir."""
     marker = str(base).encode() + b"/"
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state not in (b"Z", b"X") and marker in environ:
-            found.append(int(entry.name))
-    return found
+    return [pid for pid, environ, _ in live_processes() if marker in environ]
 
 
 def server_pids(world: World) -> list[int]:

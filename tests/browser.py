@@ -28,6 +28,8 @@ import httpx2
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.executables import spawn_server
+
 START_TIMEOUT = 30.0
 _LISTENING = re.compile(r"DevTools listening on (ws://\S+)")
 # No traffic but loopback: everything Chromium would fetch on its own is off.
@@ -147,13 +149,7 @@ class Chromium:
 @contextmanager
 def chromium(profile: Path) -> Iterator[Chromium]:
     """Chromium with a fresh profile, stopped (SIGTERM to its group, then SIGKILL) afterwards."""
-    proc = subprocess.Popen(
-        [str(chromium_binary()), *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    proc = spawn_server([str(chromium_binary()), *FLAGS, f"--user-data-dir={profile}", "about:blank"])
     assert proc.stderr is not None
     found: list[str] = []
     ready = threading.Event()

@@ -20,6 +20,8 @@ import os  # noqa: E402 - appended section
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from tests.procs import live_processes  # noqa: E402
+
 ORPHAN_WAIT = 10.0  # processes still ending after the last test get this long before they count as orphans
 _ORPHANS = pytest.StashKey[list[tuple[int, str]]]()
 
@@ -34,19 +36,11 @@ def _session_basetemp(config: pytest.Config) -> Path | None:
 def _processes_naming(directory: Path) -> list[tuple[int, str]]:
     """Live, non-zombie processes other than this one whose environment mentions a path under `directory`."""
     marker = os.fsencode(directory) + b"/"
-    found: list[tuple[int, str]] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").strip()
-        except (OSError, IndexError):
-            continue
-        if state not in (b"Z", b"X") and marker in environ:
-            found.append((int(entry.name), cmdline[:160].decode("utf-8", errors="replace")))
-    return found
+    return [
+        (pid, cmdline.replace(b"\0", b" ").strip()[:160].decode("utf-8", errors="replace"))
+        for pid, environ, cmdline in live_processes()
+        if marker in environ
+    ]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

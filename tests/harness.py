@@ -29,6 +29,7 @@ from mcp.client.stdio import stdio_client
 
 from tests.fakes.fake_gemini_api import FakeGeminiApi, LoggedRequest
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
+from tests.procs import processes_with_env
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_MODEL = "gemini-2.5-pro"  # an explicit -m skips the CLI's router call: one API request per prompt
@@ -121,19 +122,7 @@ def _environ(pid: int) -> bytes:
 
 def processes_using(home: Path) -> list[int]:
     """Live (non-zombie) processes whose environment points at this test's CLI home."""
-    marker = f"GEMINI_CLI_HOME={home}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
-        except (OSError, IndexError):  # gone between the listing and the reads
-            continue
-        if state not in (b"Z", b"X") and marker in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
+    return processes_with_env("GEMINI_CLI_HOME", str(home))
 
 
 async def wait_no_cli_processes(home: Path, timeout: float = LEFTOVER_TIMEOUT) -> None:

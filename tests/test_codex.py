@@ -16,6 +16,7 @@ import pytest
 
 import gemini_relay
 from gemini_relay.tools.registry import registry
+from tests.executables import relay_command
 from tests.fakes.fake_responses_api import Call, FakeResponsesApi
 from tests.harness import Relay, stop_host
 from tests.real_clients import installed_version
@@ -65,6 +66,15 @@ def through_codex(
     return run
 
 
+def codex_setup(relay: Relay, codex: Codex, *options: str) -> subprocess.CompletedProcess[str]:
+    """`gemini-relay setup --client codex` as a user runs it, in the project, with Codex's environment."""
+    setup = relay_command(
+        "setup", "--client", "codex", *options, "--yes", env=codex.env, cwd=relay.project, timeout=120
+    )
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    return setup
+
+
 def fresh_checkout(relay: Relay) -> dict[str, str]:
     """The relay as a fresh clone runs it: the source alone, no bytecode yet (each start compiles what it imports)."""
     copy = relay.base / "checkout"
@@ -95,16 +105,7 @@ def test_setups_codex_entry_is_read_by_codex_and_its_read_only_tools_run_without
     ]
     with FakeResponsesApi(turns) as api:
         codex.config.write_text(provider_config(api), encoding="utf-8")
-        setup = subprocess.run(
-            [sys.executable, "-m", "gemini_relay", "setup", "--client", "codex", "--yes"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=relay.project,
-            env=codex.env,
-            check=False,
-        )
-        assert setup.returncode == 0, setup.stdout + setup.stderr
+        codex_setup(relay, codex)
         (server,) = [s for s in codex.servers(relay.project) if s["name"] == "gemini-relay"]
         run = codex.exec(api, "ping the relay", relay.project)
     assert server["enabled"] is True and server["tool_timeout_sec"] == 600.0, server
@@ -153,16 +154,7 @@ def test_after_setup_approve_all_codex_exec_runs_gemini_ask_and_with_read_only_i
     turns: list[Call | str] = [Call("gemini_ask", {"prompt": "hi"}, namespace=NAMESPACE)]
     with FakeResponsesApi(turns) as api:
         codex.config.write_text(provider_config(api), encoding="utf-8")
-        setup = subprocess.run(
-            [sys.executable, "-m", "gemini_relay", "setup", "--client", "codex", "--approve", approve, "--yes"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=relay.project,
-            env=codex.env,
-            check=False,
-        )
-        assert setup.returncode == 0, setup.stdout + setup.stderr
+        setup = codex_setup(relay, codex, *("--approve", approve))
         run = codex.exec(api, "ask gemini", relay.project)
     assert run.completed.returncode == 0, run.why()
     received = run.received("call_1")

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.jobs.store.base import JobMeta, JobResult, Progress
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.supervise.liveness import describe
+from tests.executables import relay_command
 from tests.harness import Relay
 
 WAIT = 20.0
@@ -35,15 +37,7 @@ def make_job(store: FileJobStore, job_id: str, *, running: bool, result: RunStat
 
 def cli(args: list[str], state: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {"PATH": os.environ["PATH"], "HOME": str(state), "GEMINI_RELAY_STATE_DIR": str(state), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "gemini_relay", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=WAIT,
-        check=False,
-    )
+    return relay_command(*args, env=full_env, stdin=stdin, timeout=WAIT)
 
 
 @pytest.fixture
@@ -113,10 +107,19 @@ def test_hook_wait_wakes_the_agent_when_an_uncollected_job_finishes(store: FileJ
     ]
 
 
-def test_hook_wait_is_silent_when_the_result_was_already_collected(store: FileJobStore) -> None:
-    make_job(store, "h2", running=False, result=RunState.DONE)
-    store.mark_collected("h2")
-    quiet = cli(["hook-wait"], store.root, stdin=payload("h2"))
+@pytest.mark.parametrize(
+    ("result", "mark"),
+    [
+        pytest.param(RunState.DONE, FileJobStore.mark_collected, id="its result was already collected"),
+        pytest.param(RunState.CANCELLED, FileJobStore.mark_dismissed, id="gemini-cancel stopped it"),
+    ],
+)
+def test_hook_wait_is_silent_for_a_job_whose_answer_is_not_owed(
+    store: FileJobStore, result: RunState, mark: Callable[[FileJobStore, str], None]
+) -> None:
+    make_job(store, "q1", running=False, result=result)
+    mark(store, "q1")
+    quiet = cli(["hook-wait"], store.root, stdin=payload("q1"))
     assert (quiet.returncode, quiet.stderr) == (0, "")
 
 
@@ -152,10 +155,7 @@ def test_hook_wait_wakes_on_sigterm_with_a_distinct_message(store: FileJobStore)
 
 
 def test_doctor_exits_0_on_a_ready_setup_and_reports_the_job_store(relay: Relay) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "gemini_relay", "doctor"],
-        capture_output=True, text=True, env=relay.env, timeout=60, check=False,
-    )  # fmt: skip
+    proc = relay_command("doctor", env=relay.env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (
         "Verdict: ✅ System Ready" in proc.stdout and "## Job store" in proc.stdout and "writable: yes" in proc.stdout
@@ -164,23 +164,14 @@ def test_doctor_exits_0_on_a_ready_setup_and_reports_the_job_store(relay: Relay)
 
 def test_doctor_exits_1_when_the_cli_is_missing(relay: Relay) -> None:
     env = {**relay.env, "GEMINI_CLI_PATH": str(relay.base / "missing" / "gemini")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "gemini_relay", "doctor"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    proc = relay_command("doctor", env=env)
     assert proc.returncode == 1 and "Action needed" in proc.stdout
-    assert subprocess.run([sys.executable, "-m", "gemini_relay", "doctor", "--bogus"], capture_output=True,
-                          env=env, timeout=60, check=False).returncode == 2  # fmt: skip
+    assert relay_command("doctor", "--bogus", env=env).returncode == 2
 
 
 def test_version_names_the_package_and_the_tool_surface_it_keeps() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "gemini_relay", "--version"], capture_output=True, text=True, timeout=60, check=True
-    )
+    done = relay_command("--version")
+    assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "gemini-relay 0.1.0 (the tool surface of gemini-relay 1.2.0)"
 
 
@@ -204,13 +195,6 @@ def test_hook_wait_gives_the_collected_marker_a_moment_to_appear_after_the_job_e
         assert proc.stderr is not None
         err = proc.stderr.read()
     assert (proc.returncode, err) == (0, "")
-
-
-def test_hook_wait_owes_no_wake_for_a_job_gemini_cancel_stopped(store: FileJobStore) -> None:
-    make_job(store, "d1", running=False, result=RunState.CANCELLED)
-    store.mark_dismissed("d1")
-    quiet = cli(["hook-wait"], store.root, stdin=payload("d1"))
-    assert (quiet.returncode, quiet.stderr) == (0, "")
 
 
 def test_hook_wait_still_wakes_for_a_dismissed_job_that_ended_on_its_own(store: FileJobStore) -> None:

@@ -88,6 +88,11 @@ def test_text_settings_are_stripped(tmp_path: Path) -> None:
         ("GEMINI_RELAY_PROGRESS_INTERVAL", "-1", "must be greater than 0"),
         ("GEMINI_RELAY_KILL_GRACE", "soon", "is not a number"),
         ("GEMINI_RELAY_KILL_GRACE", "NaN", "is not a finite number"),
+        ("GEMINI_RELAY_MIN_GAP_MS", "-1", "must be a finite number ≥ 0"),
+        ("GEMINI_RELAY_JITTER_MS", "abc", "is not a number of milliseconds"),
+        ("GEMINI_RELAY_JITTER_MS", "inf", "must be a finite number ≥ 0"),
+        ("GEMINI_RELAY_QUEUE_WAIT", "0", "must be greater than 0"),
+        ("GEMINI_RELAY_QUEUE_WAIT", "soon", "is not a number"),
     ],
 )
 def test_a_bad_number_is_a_config_error_naming_the_variable_and_value(

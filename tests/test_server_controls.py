@@ -8,13 +8,13 @@ controls: tests/test_server_agy.py."""
 
 from __future__ import annotations
 
-import base64
 import re
 from pathlib import Path
 
 import pytest
 
 from tests.harness import Relay, install_fake_agy
+from tests.inmemory.test_images import PNG, ask_and_plan_with_an_image, only_the_png
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -63,26 +63,15 @@ async def test_a_run_past_its_timeout_seconds_stops_the_cli_naming_that_limit(
     assert "timed out after 2s" in text and "The limit hit was this call's timeoutSeconds (2 s)." in text, text
 
 
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d"
-    "0000000049454e44ae426082"
-)
-
-
 @pytest.mark.parametrize("backend", ["cli-warm"])
 async def test_images_reach_the_model_on_the_backends_that_see_images(
     relay: Relay, backend: str, tmp_path: Path
 ) -> None:
-    (relay.project / "shot.png").write_bytes(PNG)
     async with relay.client(**env_for(relay, backend, tmp_path)) as client:
-        result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
-        plan = await client.call_tool("gemini-plan", {"task": "draw it", "images": ["shot.png"]})
-    assert not result.is_error, text_of(result)
-    assert not plan.is_error, text_of(plan)
+        await ask_and_plan_with_an_image(client, relay.project)
     sent = relay.api.inline_images()
     # Both calls sent the image (the CLI repeats a turn's parts in its router request too).
-    assert len(sent) >= 2 and all((p.get("mimeType") or p.get("mime_type")) == "image/png" for p in sent), sent
-    assert {p["data"] for p in sent} == {base64.b64encode(PNG).decode()}
+    assert len(sent) >= 2 and only_the_png(sent), sent
 
 
 @pytest.mark.parametrize("backend", ["cli-cold", "agy"])

@@ -20,6 +20,7 @@ from gemini_relay.errors import RelayError
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.jobs.store.status import JobStatus, derive_status
+from gemini_relay.streams.framing import parse_json_line
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -168,16 +169,13 @@ def _hook_payload(payload: str) -> tuple[str, str | None] | None:
 
 def _job_id(payload: str) -> str | None:
     """The job id in a PostToolUse payload for gemini-run (the tool's JSON reply sits inside tool_response)."""
-    try:
-        data = json.loads(payload)
-    except ValueError:
+    data = parse_json_line(payload)  # a hook's payload is one JSON object
+    if data is None:
         return None
-    if not isinstance(data, dict):
-        return None
-    tool = str(data.get("tool_name", ""))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    tool = str(data.get("tool_name", ""))
     if not tool.endswith("gemini-run"):
         return None
-    response = json.dumps(data.get("tool_response"))  # pyright: ignore[reportUnknownMemberType]
+    response = json.dumps(data.get("tool_response"))
     match = _JOB_ID.search(response.replace('\\"', '"'))
     return match.group(1) if match else None
 

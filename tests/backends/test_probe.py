@@ -9,23 +9,17 @@ import anyio
 import pytest
 
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, locate, parse_flags, run_probe
+from tests.executables import shell_script
 
 HELP = Path(__file__).resolve().parents[1] / "data" / "streams" / "gemini-cli-0.61.0-help.txt"
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 BOUND = 10.0
 
 
-def executable(path: Path, body: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
-    path.chmod(0o755)
-    return path
-
-
 def counting_cli(tmp_path: Path, body: str = 'echo "Usage: fake [--model] [--yolo]"\n') -> tuple[Path, Path]:
     """A fake CLI that appends one line per invocation to a count file, then runs `body`."""
     count = tmp_path / "invocations.txt"
-    binary = executable(tmp_path / "bin" / "fake-cli", f'echo "$1" >> "{count}"\n' + body)
+    binary = shell_script(tmp_path / "bin" / "fake-cli", f'echo "$1" >> "{count}"\n' + body)
     return binary, count
 
 
@@ -37,7 +31,7 @@ def invocations(count: Path) -> list[str]:
 
 
 def test_a_name_is_found_on_the_given_path_and_resolved(tmp_path: Path) -> None:
-    real = executable(tmp_path / "real" / "gemini", "exit 0\n")
+    real = shell_script(tmp_path / "real" / "gemini", "exit 0\n")
     link_dir = tmp_path / "links"
     link_dir.mkdir()
     (link_dir / "gemini").symlink_to(real)
@@ -45,13 +39,13 @@ def test_a_name_is_found_on_the_given_path_and_resolved(tmp_path: Path) -> None:
 
 
 def test_a_configured_name_beats_the_default(tmp_path: Path) -> None:
-    executable(tmp_path / "gemini", "exit 0\n")
-    other = executable(tmp_path / "gemini-nightly", "exit 0\n")
+    shell_script(tmp_path / "gemini", "exit 0\n")
+    other = shell_script(tmp_path / "gemini-nightly", "exit 0\n")
     assert locate("gemini-nightly", "gemini", {"PATH": str(tmp_path)}) == other
 
 
 def test_a_configured_path_is_used_directly(tmp_path: Path) -> None:
-    binary = executable(tmp_path / "opt" / "gemini", "exit 0\n")
+    binary = shell_script(tmp_path / "opt" / "gemini", "exit 0\n")
     assert locate(str(binary), "gemini", {"PATH": ""}) == binary
 
 
@@ -135,19 +129,30 @@ def test_empty_help_has_no_flags() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_probe_returns_stdout_then_stderr(tmp_path: Path) -> None:
-    binary = executable(tmp_path / "cli", 'echo "0.61.0"\necho "a warning" >&2\n')
+@pytest.mark.parametrize(
+    ("script", "flag", "expected"),
+    [
+        pytest.param(
+            'echo "0.61.0"\necho "a warning" >&2\n',
+            "--version",
+            ProbeResult(ok=True, text="0.61.0\na warning\n", returncode=0),
+            id="a probe returns stdout then stderr",
+        ),
+        pytest.param(
+            'echo "Unknown argument: --help" >&2\nexit 1\n',
+            "--help",
+            ProbeResult(ok=False, text="Unknown argument: --help\n", returncode=1),
+            id="a failing probe is not ok and keeps its output",
+        ),
+    ],
+)
+async def test_a_probe_answers_with_its_exit_and_its_output(
+    tmp_path: Path, script: str, flag: str, expected: ProbeResult
+) -> None:
+    binary = shell_script(tmp_path / "cli", script)
     with anyio.fail_after(BOUND):
-        result = await run_probe([str(binary), "--version"], ENV, tmp_path)
-    assert result == ProbeResult(ok=True, text="0.61.0\na warning\n", returncode=0)
-
-
-@pytest.mark.anyio
-async def test_a_failing_probe_is_not_ok_and_keeps_its_output(tmp_path: Path) -> None:
-    binary = executable(tmp_path / "cli", 'echo "Unknown argument: --help" >&2\nexit 1\n')
-    with anyio.fail_after(BOUND):
-        result = await run_probe([str(binary), "--help"], ENV, tmp_path)
-    assert result == ProbeResult(ok=False, text="Unknown argument: --help\n", returncode=1)
+        result = await run_probe([str(binary), flag], ENV, tmp_path)
+    assert result == expected
 
 
 @pytest.mark.anyio
@@ -161,7 +166,7 @@ async def test_a_probe_of_a_missing_binary_is_not_ok_and_does_not_raise(tmp_path
 
 @pytest.mark.anyio
 async def test_a_probe_that_never_answers_times_out(tmp_path: Path) -> None:
-    binary = executable(tmp_path / "hang", 'read -r _ < "$0.fifo"\n')
+    binary = shell_script(tmp_path / "hang", 'read -r _ < "$0.fifo"\n')
     os.mkfifo(f"{binary}.fifo")  # nobody ever opens it for writing: the read blocks until the probe is stopped
     with anyio.fail_after(BOUND):
         result = await run_probe([str(binary), "--help"], ENV, tmp_path, timeout=0.3)

@@ -15,6 +15,7 @@ from gemini_relay.backends.registry import BackendRegistry, names, register, rel
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
+from tests.executables import shell_script
 
 AGY_ENABLE = AGY_ENTRY.enable
 API_ENABLE = API_ENTRY.enable
@@ -22,14 +23,6 @@ API_ENABLE = API_ENTRY.enable
 
 def settings(tmp_path: Path, **env: str) -> Settings:
     return Settings.from_env({"GEMINI_RELAY_PROJECT_ROOT": str(tmp_path), "PATH": str(tmp_path / "bin"), **env})
-
-
-def executable(folder: Path, name: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
-    path.chmod(0o755)
-    return path
 
 
 def test_the_known_names_are_the_registered_entries() -> None:
@@ -68,8 +61,8 @@ def test_an_explicit_choice_has_no_notice(tmp_path: Path) -> None:
 
 
 def test_unset_agy_on_path_wins_and_the_notice_says_where(tmp_path: Path) -> None:
-    agy = executable(tmp_path / "bin", "agy")
-    executable(tmp_path / "bin", "gemini")
+    agy = shell_script(tmp_path / "bin" / "agy", "exit 0\n")
+    shell_script(tmp_path / "bin" / "gemini", "exit 0\n")
     chosen = BackendRegistry(settings(tmp_path)).select()
     assert chosen.backend == "agy"
     assert chosen.notice == (
@@ -81,7 +74,7 @@ def test_unset_agy_on_path_wins_and_the_notice_says_where(tmp_path: Path) -> Non
 
 
 def test_unset_without_agy_the_gemini_cli_is_chosen_when_found(tmp_path: Path) -> None:
-    gemini = executable(tmp_path / "bin", "gemini")
+    gemini = shell_script(tmp_path / "bin" / "gemini", "exit 0\n")
     chosen = BackendRegistry(settings(tmp_path, GEMINI_API_KEY="k" * 20)).select()
     assert chosen.backend == "gemini"
     assert chosen.notice == (

@@ -16,7 +16,7 @@ import datetime
 import ipaddress
 import ssl
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -26,6 +26,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from tests.fakes.fake_gemini_api import QuietHandler
 
 HOST_NAME = "images.test"
 PNG = b"\x89PNG\r\n\x1a\n" + b"fake png body " * 8
@@ -59,12 +61,8 @@ def self_signed(directory: Path) -> tuple[Path, Path, bytes]:
     return key_path, cert_path, pem
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature fixed by the base class
-        pass
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)

@@ -124,6 +124,7 @@ except ModuleNotFoundError:  # run as a script: put the repository root on sys.p
     from tests.fakes.fake_gemini_media import MediaRequest, MediaState, file_denied_message, free_tier_quota_error
 
 __all__ = [
+    "QuietHandler",
     "DEFAULT_SLOW_DELAY",
     "CHARS_PER_COUNTED_TOKEN",
     "ECHO_LIMIT",
@@ -949,12 +950,17 @@ def _json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class QuietHandler(BaseHTTPRequestHandler):
+    """A keep-alive (HTTP/1.1) handler that writes no access log: a test's output stays its own."""
+
     protocol_version = "HTTP/1.1"
-    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature fixed by the base class
         pass
+
+
+class _Handler(QuietHandler):
+    server: _Server
 
     def do_GET(self) -> None:
         self._dispatch()

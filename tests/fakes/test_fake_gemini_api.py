@@ -13,7 +13,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +42,6 @@ from .fake_gemini_api import (
 MODEL = "gemini-2.5-pro"
 SESSION_CONTEXT = "<session_context>\nworkspace: /tmp/x\n</session_context>"
 QUOTA_MESSAGE = "You exceeded your current quota, please check your plan and billing details."
-
-
-@pytest.fixture
-def api() -> Iterator[FakeGeminiApi]:
-    with FakeGeminiApi() as fake:
-        yield fake
 
 
 def main_turn(prompt: str, *, history: list[dict[str, Any]] | None = None) -> dict[str, Any]:

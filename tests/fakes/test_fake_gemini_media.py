@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -18,12 +17,6 @@ from .fake_gemini_media import NOT_FOUND_MESSAGE, TINY_MP3, TINY_MP4, file_denie
 
 KEY = "test-key"
 IMAGE_MODEL = "gemini-3.1-flash-image"
-
-
-@pytest.fixture
-def api() -> Iterator[FakeGeminiApi]:
-    with FakeGeminiApi() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +27,25 @@ def host_socket(relay: Relay) -> Path:
     return state_dir(relay) / "host" / "host.sock"
 
 
+@contextmanager
+def host_connection(path: Path, timeout: float) -> Iterator[socket.socket]:
+    """A connection to the host's socket at `path`, each read and write bounded by `timeout` seconds."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        with socket_address(path) as address:
+            sock.connect(address)
+        yield sock
+
+
 def host_request(relay: Relay, *messages: dict[str, Any], version: str = __version__) -> list[dict[str, Any]]:
     """Greet the host and send `messages`; every reply, the hello's first."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(10)
-        with socket_address(host_socket(relay)) as address:
-            sock.connect(address)
-        with sock.makefile("rwb") as stream:
-            replies = []
-            for message in ({"op": "hello", "protocol": PROTOCOL, "version": version}, *messages):
-                stream.write(json.dumps(message).encode() + b"\n")
-                stream.flush()
-                replies.append(json.loads(stream.readline()))
-            return replies
+    with host_connection(host_socket(relay), 10) as sock, sock.makefile("rwb") as stream:
+        replies = []
+        for message in ({"op": "hello", "protocol": PROTOCOL, "version": version}, *messages):
+            stream.write(json.dumps(message).encode() + b"\n")
+            stream.flush()
+            replies.append(json.loads(stream.readline()))
+        return replies
 
 
 @pytest.fixture

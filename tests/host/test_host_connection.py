@@ -53,13 +53,19 @@ def stopped(pid: int) -> Iterator[None]:
         os.kill(pid, signal.SIGCONT)
 
 
+async def kill_the_host_after_a_burst(hosted: Relay, client: Client) -> int:
+    """A burst of calls, then SIGKILL to the host that served them; returns its pid once it is gone."""
+    await burst(client, 4)
+    old: int = host_request(hosted, {"op": "status"})[1]["pid"]
+    os.kill(old, signal.SIGKILL)
+    await host_gone(hosted, old)
+    return old
+
+
 async def test_after_a_burst_a_host_killed_outright_is_replaced_and_the_next_call_answers(hosted: Relay) -> None:
     hosted.env.update(API_BACKEND)  # the connection is tested, not the CLI
     async with hosted.client() as client:
-        await burst(client, 4)
-        old = host_request(hosted, {"op": "status"})[1]["pid"]
-        os.kill(old, signal.SIGKILL)
-        await host_gone(hosted, old)
+        old = await kill_the_host_after_a_burst(hosted, client)
         again = await client.call_tool("gemini-ask", {"prompt": "after the kill"})
     assert not again.is_error, text_of(again)
     assert echo_text("after the kill") in text_of(again)
@@ -69,10 +75,7 @@ async def test_after_a_burst_a_host_killed_outright_is_replaced_and_the_next_cal
 async def test_over_http_a_host_killed_after_a_burst_is_replaced_and_the_next_call_answers(hosted: Relay) -> None:
     with http_server(hosted, **API_BACKEND) as server:
         async with server.client() as client:
-            await burst(client, 4)
-            old = host_request(hosted, {"op": "status"})[1]["pid"]
-            os.kill(old, signal.SIGKILL)
-            await host_gone(hosted, old)
+            await kill_the_host_after_a_burst(hosted, client)
             again = await client.call_tool("gemini-ask", {"prompt": "after the kill"})
     assert not again.is_error, text_of(again)
     assert echo_text("after the kill") in text_of(again)

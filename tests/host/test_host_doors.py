@@ -8,7 +8,6 @@ import json
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.host import server as host_module
 from gemini_relay.jobs.host.client import HostClient
 from gemini_relay.jobs.host.wire import MAX_REQUEST_LINE, socket_address, socket_path
+from tests.host.conftest import host_connection
 from tests.host.test_host_process import hello, host_in_process, settings_in
 
 pytestmark = pytest.mark.anyio
@@ -113,10 +113,7 @@ async def test_a_request_line_past_the_cap_ends_its_connection_and_the_host_keep
     path = socket_path(settings.state_dir)
 
     def flood() -> bytes:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(20)
-            with socket_address(path) as address:
-                sock.connect(address)
+        with host_connection(path, 20) as sock:
             sock.sendall(b'{"op": "hello", "protocol": 2, "version": "x"}\n')
             sock.recv(4096)
             chunk = b"x" * (1024 * 1024)

@@ -23,11 +23,11 @@ from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.host import registries as registries_module
 from gemini_relay.jobs.host.door import take_host_lock
 from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
+from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_path
 from gemini_relay.jobs.store.status import derive_status
 from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import API_BACKEND, TEST_MODEL, Relay
-from tests.host.conftest import host_pids, host_request, host_socket
+from tests.host.conftest import host_connection, host_pids, host_request, host_socket
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -72,10 +72,7 @@ async def old_host(hosted: Relay) -> AsyncIterator[subprocess.Popen[bytes]]:
 
 
 def hello(path: Path) -> bytes:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(5)
-        with socket_address(path) as address:
-            sock.connect(address)
+    with host_connection(path, 5) as sock:
         try:
             sock.sendall(json.dumps({"op": "hello", "protocol": PROTOCOL, "version": __version__}).encode() + b"\n")
             with sock.makefile("rb") as stream:
@@ -146,10 +143,7 @@ async def test_a_malformed_request_ends_its_connection_and_not_the_host(tmp_path
     path = socket_path(settings.state_dir)
 
     def malformed() -> bytes:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(5)
-            with socket_address(path) as address:
-                sock.connect(address)
+        with host_connection(path, 5) as sock:
             greeting = {"op": "hello", "protocol": PROTOCOL, "version": __version__}
             sock.sendall(json.dumps(greeting).encode() + b"\n" + b'{"op": "run"}\n')
             with sock.makefile("rb") as stream:
@@ -236,13 +230,9 @@ async def test_a_warm_pool_with_a_running_prompt_is_not_closed_when_its_registry
 
 
 def host_request_at(path: Path, message: dict[str, object]) -> dict[str, object]:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(30)
-        with socket_address(path) as address:
-            sock.connect(address)
-        with sock.makefile("rwb") as stream:
-            for line in ({"op": "hello", "protocol": PROTOCOL, "version": __version__}, message):
-                stream.write(json.dumps(line).encode() + b"\n")
-                stream.flush()
-                reply: dict[str, object] = json.loads(stream.readline())
-            return reply
+    with host_connection(path, 30) as sock, sock.makefile("rwb") as stream:
+        for line in ({"op": "hello", "protocol": PROTOCOL, "version": __version__}, message):
+            stream.write(json.dumps(line).encode() + b"\n")
+            stream.flush()
+            reply: dict[str, object] = json.loads(stream.readline())
+        return reply

@@ -22,7 +22,7 @@ from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.store.status import JobStatus
 from gemini_relay.tools.common.context import Deps
-from tests.inmemory.scripted import Script, ScriptedBackend
+from tests.inmemory.scripted import Script, ScriptedBackend, held_backend
 from tests.jobs.full_disk import full_disk
 
 pytestmark = pytest.mark.anyio
@@ -133,9 +133,7 @@ async def test_a_full_disk_fails_the_run_with_its_partial_text_and_its_result_is
 async def test_a_started_job_keeps_no_environment_on_disk_so_a_host_killed_mid_run_leaves_none(
     tmp_path: Path,
 ) -> None:
-    hold = anyio.Event()
-    backend = ScriptedBackend()
-    backend.queue(Script(deltas=("running",), hold=hold))
+    backend, hold = held_backend("running")
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert deps.jobs is not None
         record = await deps.engine.register(spec(tmp_path, "a"), GEMINI)

@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
 from tests.harness import API_BACKEND, Relay, wait_agy_runs, wait_no_cli_processes
 from tests.host.conftest import HOST_ENV, host_request
+from tests.test_server_jobs import call_json
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
-
-
-async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, text_of(result)
-    data: dict[str, Any] | None = result.structured_content  # the job's fields; the text is Markdown for a person
-    assert data is not None, text_of(result)
-    return data
 
 
 async def test_an_ask_through_the_host_answers_as_without_it(hosted: Relay) -> None:

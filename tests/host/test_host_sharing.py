@@ -15,7 +15,7 @@ from mcp import Client
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, STALL_TEXT, FakeGeminiApi, echo_text
 from tests.harness import API_BACKEND, Relay, wait_no_cli_processes
 from tests.host.conftest import host_pids, host_request, server_pids, state_dir
-from tests.host.test_host_runs import call_json
+from tests.test_server_jobs import call_json
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ from gemini_relay.jobs.host import wire
 from tests.fakes.fake_gemini_api import STALL_TEXT, echo_text
 from tests.harness import API_BACKEND, Relay
 from tests.host.conftest import host_pids, host_request, state_dir
-from tests.host.test_host_runs import call_json
+from tests.test_server_jobs import call_json
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio

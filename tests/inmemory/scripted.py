@@ -159,3 +159,11 @@ class ScriptedImageBackend(ScriptedBackend):
             response_text=record.text,
             **jail,
         )
+
+
+def held_backend(text: str) -> tuple[ScriptedBackend, anyio.Event]:
+    """A backend whose first run streams `text`, then holds until the returned event is set."""
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=(text,), hold=hold))
+    return backend, hold

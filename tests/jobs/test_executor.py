@@ -22,7 +22,7 @@ from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.host.proxy import JobProxy
 from gemini_relay.jobs.store.base import JobConflict
 from gemini_relay.tools.common.context import Deps
-from tests.inmemory.scripted import Script, ScriptedBackend, answer
+from tests.inmemory.scripted import Script, ScriptedBackend, answer, held_backend
 
 pytestmark = pytest.mark.anyio
 BOUND = 10.0
@@ -59,9 +59,7 @@ async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole
 async def test_the_server_holds_a_proxy_and_only_the_host_has_an_engine(tmp_path: Path) -> None:
     """One code path: the server's side is a JobProxy (no queue, no cap, no second fold); the run is admitted by
     the host's RunEngine, whether that host is the user's shared one or, as here, the server's own."""
-    hold = anyio.Event()
-    backend = ScriptedBackend()
-    backend.queue(Script(deltas=("held",), hold=hold))
+    backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert isinstance(deps.engine, JobProxy) and not isinstance(deps.engine, RunEngine)
         assert deps.own_host is not None
@@ -82,9 +80,7 @@ async def test_a_refused_request_creates_no_job(tmp_path: Path) -> None:
 
 
 async def test_the_same_idempotency_key_returns_the_same_job_and_another_request_is_refused(tmp_path: Path) -> None:
-    hold = anyio.Event()
-    backend = ScriptedBackend()
-    backend.queue(Script(deltas=("held",), hold=hold))
+    backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None
         first = await deps.engine.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
@@ -97,9 +93,7 @@ async def test_the_same_idempotency_key_returns_the_same_job_and_another_request
 
 
 async def test_a_busy_conversation_refuses_a_second_continuation_at_once(tmp_path: Path) -> None:
-    hold = anyio.Event()
-    backend = ScriptedBackend()
-    backend.queue(Script(deltas=("held",), hold=hold))
+    backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps:
         await deps.engine.register(spec(tmp_path, conversation="conv-1"), BackendName("gemini"))
         with pytest.raises(JobConflict, match="already has a run in flight"):
@@ -110,9 +104,7 @@ async def test_a_busy_conversation_refuses_a_second_continuation_at_once(tmp_pat
 async def test_a_run_cancelled_while_queued_behind_the_cap_ends_cancelled(
     tmp_path: Path,
 ) -> None:
-    hold = anyio.Event()
-    backend = ScriptedBackend()
-    backend.queue(Script(deltas=("held",), hold=hold))
+    backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert deps.jobs is not None
         first = await deps.engine.register(spec(tmp_path, "first"), BackendName("gemini"))

@@ -123,20 +123,23 @@ async def test_a_gap_beyond_the_queue_wait_fails_at_once_and_frees_the_slot() ->
     assert slot.value == 1 and paced.waiting == 0 and clock.sleeps == []
 
 
+async def hold(paced: Pacer, slot: anyio.Semaphore, held: anyio.Event, release: anyio.Event, order: list[str]) -> None:
+    """Take `slot` through the pacer, say so on `held` and keep it until `release`; noted in `order` as it ends."""
+    async with paced.admit(slot):
+        held.set()
+        await release.wait()
+        order.append("holder done")
+
+
 async def test_waiting_for_a_busy_slot_past_the_limit_fails_with_a_clear_error() -> None:
     paced = Pacer(PacingPolicy(max_wait=0.05), backend="agy")
     slot = anyio.Semaphore(1)
     held = anyio.Event()
     release = anyio.Event()
 
-    async def holder() -> None:
-        async with paced.admit(slot):
-            held.set()
-            await release.wait()
-
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(holder)
+            tg.start_soon(hold, paced, slot, held, release, [])
             await held.wait()
             with pytest.raises(QueueWaitExceeded, match="every agy slot stayed busy"):
                 async with paced.admit(slot, tool="gemini-ask"):
@@ -152,19 +155,13 @@ async def test_without_a_limit_a_waiter_starts_when_the_slot_frees() -> None:
     held = anyio.Event()
     release = anyio.Event()
 
-    async def holder() -> None:
-        async with paced.admit(slot):
-            held.set()
-            await release.wait()
-            order.append("holder done")
-
     async def waiter() -> None:
         async with paced.admit(slot):
             order.append("waiter started")
 
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(holder)
+            tg.start_soon(hold, paced, slot, held, release, order)
             await held.wait()
             tg.start_soon(waiter)
             await anyio.wait_all_tasks_blocked()

@@ -4,11 +4,11 @@ answer (JSON or nothing) on stdout. Shared by the gate's own tests and the real-
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.executables import python_child
 from tests.harness import REPO, TEST_MODEL, Relay
 
 PLUGIN = REPO / "plugins" / "gemini-relay"
@@ -41,16 +41,7 @@ def run_gate(env: dict[str, str], cwd: Path, *, active: bool = False, session: s
         "hook_event_name": "Stop",
         "stop_hook_active": active,
     }
-    done = subprocess.run(
-        [sys.executable, str(GATE)],
-        input=json.dumps(hook),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=GATE_TIMEOUT,
-        check=False,
-    )
+    done = python_child(str(GATE), env=env, cwd=cwd, stdin=json.dumps(hook), timeout=GATE_TIMEOUT)
     assert done.returncode == 0, done.stderr
     if not done.stdout.strip():
         return None

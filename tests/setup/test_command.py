@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from gemini_relay import __version__
 from gemini_relay.setup.clients import BY_NAME
 from gemini_relay.setup.options import CLIENT_NAMES
+from tests.executables import relay_command
 from tests.setup.homes import RELAY, SetupHome
 
 WAIT = 60.0
@@ -65,14 +65,7 @@ def test_the_written_command_starts_this_relay_from_any_folder(home: SetupHome) 
 
 def test_python_dash_m_gemini_relay_setup_writes_the_same_entry(home: SetupHome) -> None:
     env = {**os.environ}  # the fixture's HOME, PATH and state dir
-    ran = subprocess.run(
-        [sys.executable, "-m", "gemini_relay", "setup", "--client", "cursor", "--yes"],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-        env=env,
-    )
+    ran = relay_command("setup", "--client", "cursor", "--yes", env=env, timeout=WAIT)
     assert ran.returncode == 0, ran.stderr
     assert home.json(".cursor/mcp.json")["mcpServers"]["gemini-relay"]["command"] == RELAY
 

@@ -8,19 +8,13 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.setup.entries import launcher
-
-
-def script(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n", encoding="utf-8")
-    path.chmod(0o755)
-    return path
+from tests.executables import shell_script
 
 
 def test_the_running_script_is_named_by_absolute_path_and_a_link_stays_a_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = script(tmp_path / "venv" / "bin" / "gemini-relay")
+    real = shell_script(tmp_path / "venv" / "bin" / "gemini-relay")
     link = tmp_path / "bin" / "gemini-relay"
     link.parent.mkdir()
     link.symlink_to(real)
@@ -31,5 +25,5 @@ def test_the_running_script_is_named_by_absolute_path_and_a_link_stays_a_link(
 def test_without_the_script_it_is_the_one_beside_python_else_python_dash_m(tmp_path: Path) -> None:
     python = tmp_path / "venv" / "bin" / "python"
     assert launcher("/x/__main__.py", str(python)) == (str(python), ("-m", "gemini_relay"))
-    beside = script(tmp_path / "venv" / "bin" / "gemini-relay")
+    beside = shell_script(tmp_path / "venv" / "bin" / "gemini-relay")
     assert launcher("/x/__main__.py", str(python)) == (str(beside), ())

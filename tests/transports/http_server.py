@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from gemini_relay.config import default_state_dir
+from tests.executables import spawn_server
 from tests.harness import Relay
 
 START_TIMEOUT = 60.0  # a loaded 2-core machine: imports alone take seconds
@@ -151,15 +152,7 @@ def serve_http(
     command = ["-m", "gemini_relay", "--http", "127.0.0.1:0", *args]
     if open_files is not None:
         command = ["-c", _WITH_OPEN_FILES, *map(str, open_files), *command]
-    proc = subprocess.Popen(
-        [sys.executable, *command],
-        cwd=cwd,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    proc = spawn_server([sys.executable, *command], cwd=cwd, env=environment)
     assert proc.stderr is not None
     found: list[str] = []
     ready = threading.Event()

@@ -26,6 +26,7 @@ from gemini_relay.transports.front_answers_make import (
     settings_for,
     surfaces,
 )
+from tests.executables import shell_script
 
 pytestmark = pytest.mark.anyio
 
@@ -167,19 +168,11 @@ def test_a_missing_or_foreign_file_means_no_front_answers(tmp_path: Path) -> Non
         assert FrontAnswers.load(tmp_path / "bad.json") is None
 
 
-def _tool(folder: Path, name: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text("#!/bin/sh\n", encoding="utf-8")
-    path.chmod(0o755)
-    return path
-
-
 def _worlds(tmp_path: Path) -> list[dict[str, str]]:
     """Environments the automatic choice tells apart: each binary on PATH or at its variable (or a variable naming
     a missing file), keys set or blank."""
     agy_dir, gemini_dir, empty = tmp_path / "agy-bin", tmp_path / "gemini-bin", tmp_path / "empty"
-    agy, gemini = _tool(agy_dir, "agy"), _tool(gemini_dir, "gemini")
+    agy, gemini = shell_script(agy_dir / "agy"), shell_script(gemini_dir / "gemini")
     empty.mkdir()
     paths = [str(empty), str(agy_dir), str(gemini_dir), f"{gemini_dir}:{agy_dir}"]
     extras: list[dict[str, str]] = [

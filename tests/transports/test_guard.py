@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from gemini_relay.errors import ConfigError
 from gemini_relay.transports.guard import Address, parse_address, require_loopback
 from gemini_relay.transports.token import http_auth, load_token
+from tests.executables import relay_command
 
 
 def test_the_address_defaults_to_127_0_0_1_port_8765() -> None:
@@ -47,15 +46,8 @@ def test_any_other_address_is_refused_with_the_reason(host: str, reason: str) ->
 
 
 def test_the_command_refuses_a_wildcard_bind_at_startup_with_exit_code_2(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "gemini_relay", "--http", "0.0.0.0:8765"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state")},
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state")}
+    proc = relay_command("--http", "0.0.0.0:8765", env=env)
     assert proc.returncode == 2
     assert "gemini-relay: refusing to listen on 0.0.0.0: it means every interface; use 127.0.0.1" in proc.stderr
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx2
 
+from tests.executables import relay_command
 from tests.transports.http_server import ACCEPT, INIT, STORED_TOKEN, bare_env, serve_http
 
 START_TIMEOUT = 60.0
@@ -32,15 +33,7 @@ def post(url: str, token: str | None = None) -> int:
 
 
 def relay(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gemini_relay", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return relay_command(*args, env=env)
 
 
 def test_http_without_a_token_makes_one_and_answers_an_unauthenticated_request_with_401(tmp_path: Path) -> None:

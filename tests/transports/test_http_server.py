@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,6 +23,7 @@ from mcp.client.stdio import stdio_client
 from gemini_relay.backends.registry import entries
 from gemini_relay.server.surface import instructions_for
 from gemini_relay.tools.registry import registry
+from tests.executables import relay_command
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
 from tests.harness import Relay
 from tests.test_server_surface import text_of
@@ -175,14 +175,7 @@ async def test_shutdown_after_the_grace_leaves_the_running_job_to_finish_on_its_
         assert code == 0
         assert "1 call(s) still running; their jobs continue" in relay.stderr()
     (job,) = _jobs(relay)
-    waited = subprocess.run(
-        [sys.executable, "-m", "gemini_relay", "wait-job", job.name, "--timeout", "60s"],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=relay.env,
-        check=False,
-    )
+    waited = relay_command("wait-job", job.name, "--timeout", "60s", env=relay.env, timeout=90)
     assert (waited.returncode, waited.stdout.strip()) == (0, "done")
     async with relay.client(GEMINI_RELAY_TOOLSETS="jobs") as client:
         status = (await client.call_tool("gemini-status", {"jobId": job.name})).structured_content or {}

@@ -6,10 +6,12 @@ The data here is neutral: backends fill it, tools read it, and this module impor
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
+from gemini_relay.backends.models import Catalog
 from gemini_relay.core.vocabulary import BackendName, QuotaLevel
 from gemini_relay.streams.transcript import Transcript
 
@@ -68,6 +70,24 @@ class ModelListing:
     lines: list[str]
     notices: list[str] = field(default_factory=list[str])
     models: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+
+    @classmethod
+    def of_catalog(
+        cls, backend: str, catalog: Catalog, aliases: Mapping[str, str], default: str, *, more: Sequence[str] = ()
+    ) -> ModelListing:
+        """The listing of a backend that lists its models in a catalog: each model (its label when it has one of its
+        own), the aliases, the default, then `more`; a built-in catalog's notice says why the live list is missing."""
+        lines = [
+            f"Models for the {backend} — pass the id as `model`:",
+            "",
+            *(f"- {m.id} — {m.label}" if m.label and m.label != m.id else f"- {m.id}" for m in catalog.models),
+            "",
+            "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in aliases.items()),
+            f"Default: {default}",
+            *more,
+        ]
+        notices = [catalog.notice] if catalog.notice and not catalog.live else []
+        return cls(lines, notices, [(m.id, m.label or m.id) for m in catalog.models])
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gemini_relay.core.events import AgentEvent, Finished, Spawned
@@ -64,18 +64,11 @@ async def stream_cli(
 def verdict(seen: Transcript, *, partial: bool = False) -> Finished:
     """The terminal event of a run whose exit was classified as success."""
     finished = seen.finished or Finished(ok=True, status="SUCCESS")
-    return Finished(
+    return replace(
+        finished,
         ok=True,
-        status=finished.status,
         text=seen.text,
-        error=finished.error,
-        error_type=finished.error_type,
-        usage=finished.usage,
-        num_turns=finished.num_turns,
-        structured_output=finished.structured_output,
-        has_structured_output=finished.has_structured_output,
         denied_actions=tuple(seen.denied_actions),
         session_id=seen.session_id,
         partial=partial or finished.partial,
-        models=finished.models,
     )

@@ -69,12 +69,14 @@ class FetchedImage:
     url: str  # the final URL, after redirects
 
 
-def _v4_category(addr: ipaddress.IPv4Address) -> str | None:
+def _category(addr: IpAddress) -> str | None:
+    """Why `addr` is not public, as its kind (IPv4 has no site-local range), or None for a public address."""
     checks = (
         (addr.is_unspecified, "an unspecified address"),
         (addr.is_loopback, "a loopback address"),
         (addr.is_link_local, "a link-local address"),
         (addr.is_multicast, "a multicast address"),
+        (isinstance(addr, ipaddress.IPv6Address) and addr.is_site_local, "a site-local address"),
         (addr.is_reserved, "a reserved address"),
         (addr.is_private, "a private address"),
         (not addr.is_global, "not a public address"),  # e.g. 100.64.0.0/10 (carrier-grade NAT)
@@ -104,25 +106,15 @@ def public_only(addr: IpAddress) -> str | None:
     and judged as the IPv4 address they reach.
     """
     if isinstance(addr, ipaddress.IPv4Address):
-        return _v4_category(addr)
+        return _category(addr)
     embedded = _embedded_v4(addr)
     if embedded is not None:
         inner, form = embedded
-        reason = _v4_category(inner)
+        reason = _category(inner)
         return f"{reason} ({form} {inner})" if reason else None
     if addr in _NAT64_LOCAL:
         return "a local-use NAT64 address"
-    checks = (
-        (addr.is_unspecified, "an unspecified address"),
-        (addr.is_loopback, "a loopback address"),
-        (addr.is_link_local, "a link-local address"),
-        (addr.is_multicast, "a multicast address"),
-        (addr.is_site_local, "a site-local address"),
-        (addr.is_reserved, "a reserved address"),
-        (addr.is_private, "a private address"),
-        (not addr.is_global, "not a public address"),
-    )
-    return next((reason for hit, reason in checks if hit), None)
+    return _category(addr)
 
 
 async def system_resolver(host: str, port: int) -> list[str]:

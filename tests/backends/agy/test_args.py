@@ -227,6 +227,10 @@ def test_the_fallback_catalog_resolves_the_documented_ids() -> None:
     assert resolve_model("pro", "low", None, FALLBACK_MODELS).model == "gemini-3.1-pro-low"
 
 
+# Every argv without stream-json input starts so (the default deadline of 45 minutes, less a minute).
+FIXED_WITHOUT_STDIN = ["--print-timeout", "44m0s", "--output-format", "stream-json", "--disable-slash-commands"]
+
+
 # --- the other options -------------------------------------------------------------------------------------------
 
 
@@ -246,11 +250,7 @@ def test_every_option_lands_in_the_documented_order(spec: RunSpec, tmp_path: Pat
     )
     inv = build(full, OLD)
     assert inv.argv[1:] == [
-        "--print-timeout",
-        "44m0s",
-        "--output-format",
-        "stream-json",
-        "--disable-slash-commands",
+        *FIXED_WITHOUT_STDIN,
         "--model",
         "gemini-3.8-flash-high",
         "--mode",
@@ -286,11 +286,7 @@ def test_options_the_installed_agy_does_not_list_become_notices(spec: RunSpec, t
     asked = replace(spec, model="pro", effort="low", mode="plan", agent="x", add_dirs=(tmp_path / "d",), sandbox=True)
     inv = build(asked, MINIMAL)
     assert inv.argv[1:] == [
-        "--print-timeout",
-        "44m0s",
-        "--output-format",
-        "stream-json",
-        "--disable-slash-commands",
+        *FIXED_WITHOUT_STDIN,
         "-p",
         "explain this",
     ]

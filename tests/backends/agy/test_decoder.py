@@ -14,6 +14,7 @@ import pytest
 from gemini_relay.backends.agy.decoder import AgyDecoder, decode_event
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, StepChanged, TextDelta, Usage
 from gemini_relay.streams.framing import MAX_LINE_BYTES
+from tests.streams.chunked import decode_in_chunks
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "streams"
 CHUNK_SIZES = (1, 3, 7, 61, 4096)
@@ -26,12 +27,7 @@ def transcript(name: str) -> bytes:
 
 
 def decode(data: bytes, size: int = 4096) -> tuple[list[AgentEvent], AgyDecoder]:
-    decoder = AgyDecoder()
-    events: list[AgentEvent] = []
-    for start in range(0, len(data), size):
-        events += decoder.push(data[start : start + size])
-    events += decoder.flush()
-    return events, decoder
+    return decode_in_chunks(AgyDecoder(), data, size)
 
 
 def finished(events: list[AgentEvent]) -> Finished:

@@ -5,7 +5,6 @@ for agy. The behaviour tests (test_contract.py) are written once against this in
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ from tests.fakes import fake_agy, fake_gemini_api
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import isolated_cli_env
 from tests.harness import TEST_MODEL, gemini_binary
+from tests.procs import processes_with_env
 
 STOP_BOUND = 10.0  # a closed run's upstream is gone within this
 
@@ -49,23 +49,6 @@ class Behaviour(StrEnum):
 def open_run(backend: Backend, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
     """`backend.run(spec)`: an async generator, so `aclosing` can close it."""
     return backend.run(spec)
-
-
-def processes_with_env(key: str, value: str) -> list[int]:
-    """Live (non-zombie) processes whose environment holds `key=value` (this test's home: its upstream processes)."""
-    marker = f"{key}={value}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
-        except OSError:
-            continue
-        if state not in (b"Z", b"X") and marker in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
 
 
 async def wait_until_gone(pids: Callable[[], list[int]], bound: float = STOP_BOUND) -> list[int]:

@@ -20,6 +20,8 @@ from gemini_relay.core.events import (
     ToolResult,
     Usage,
 )
+from tests.fakes.fake_gemini_api import UNICODE_TEXT
+from tests.streams.chunked import decode_in_chunks
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "streams"
 VERSION = "gemini-cli-0.61.0"
@@ -27,14 +29,6 @@ CHUNK_SIZES = (1, 7, 13, 61, 4096)
 ECHO_USAGE = Usage(input_tokens=12, output_tokens=8, thinking_tokens=0, cached_tokens=0, total_tokens=23)
 ZERO_USAGE = Usage()
 MODELS = ("gemini-2.5-pro",)  # the result's stats name the models the CLI called, failed calls included
-UNICODE_TEXT = (
-    "Unicode round trip: caf\u00e9 na\u00efve \u2014 \u201cquotes\u201d\n"
-    "Emoji: \U0001f44b\U0001f30d\U0001f680 \U0001f469\u200d\U0001f4bb \U0001f1ef\U0001f1f5 \U0001f44d\U0001f3fd\n"
-    "CJK: \u4f60\u597d\u4e16\u754c \u3053\u3093\u306b\u3061\u306f \ud55c\uad6d\uc5b4\n"
-    "RTL: \u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627\n"
-    "Combining: e\u0301 n\u0303 a\u030a Z\u0351\u0357\n"
-    "Math: \u2211 \u222b \u221a \u221e \u2260 \u2264"
-)
 THOUGHT_TEXT = "**Considering the request** The user wants a short answer."
 
 
@@ -60,12 +54,7 @@ def index() -> dict[str, Any]:
 
 
 def decode(data: bytes, size: int) -> tuple[list[AgentEvent], GeminiCliDecoder]:
-    decoder = GeminiCliDecoder()
-    events: list[AgentEvent] = []
-    for i in range(0, len(data), size):
-        events += decoder.push(data[i : i + size])
-    events += decoder.flush()
-    return events, decoder
+    return decode_in_chunks(GeminiCliDecoder(), data, size)
 
 
 def text_of(events: list[AgentEvent]) -> str:

@@ -8,6 +8,7 @@ Each line is `{"event": <kind>, <kind>: {...}}`. `init` names the conversation, 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, StepChanged, TextDelta, Usage
@@ -75,25 +76,13 @@ class AgyDecoder(NdjsonDecoder):
         raw_usage = as_dict(payload.get("usage"))
         if usage is not None:
             if "thinking_tokens" not in raw_usage and self._step_thinking:
-                usage = _replace_usage(usage, thinking_tokens=self._step_thinking)
+                usage = replace(usage, thinking_tokens=self._step_thinking)
             if "cache_read_tokens" not in raw_usage and self._step_cache_read:
-                usage = _replace_usage(usage, cached_tokens=self._step_cache_read)
+                usage = replace(usage, cached_tokens=self._step_cache_read)
         text = finished.text
         if text == "" and self._streamed:
             text = None  # a print-timeout SUCCESS can carry an empty response after partial deltas: keep the deltas
-        return Finished(
-            ok=finished.ok,
-            status=finished.status,
-            text=text,
-            error=finished.error,
-            error_type=finished.error_type,
-            usage=usage,
-            num_turns=finished.num_turns,
-            structured_output=finished.structured_output,
-            has_structured_output=finished.has_structured_output,
-            denied_actions=finished.denied_actions,
-            session_id=finished.session_id or self._conversation_id,
-        )
+        return replace(finished, text=text, usage=usage, session_id=finished.session_id or self._conversation_id)
 
 
 def decode_event(obj: dict[str, Any]) -> AgentEvent | None:
@@ -147,18 +136,6 @@ def _usage(raw: object) -> Usage | None:
         cached_tokens=as_int(usage.get("cache_read_tokens")),
         total_tokens=as_int(usage.get("total_tokens")),
     )
-
-
-def _replace_usage(usage: Usage, **changes: int) -> Usage:
-    fields = {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "thinking_tokens": usage.thinking_tokens,
-        "cached_tokens": usage.cached_tokens,
-        "total_tokens": usage.total_tokens,
-    }
-    fields.update(changes)
-    return Usage(**fields)
 
 
 def _denied(raw: object) -> list[str]:

@@ -44,19 +44,13 @@ async def model_listing(agy: AgyView) -> ModelListing:
         catalog = await agy.models()
     except BackendUnavailable as exc:
         catalog = Catalog(FALLBACK_MODELS, live=False, notice=FALLBACK_NOTICE.format(why=exc))
-    default = agy.section.default_model or "agy's own default"
-    lines = [
-        "Models for the agy backend (Antigravity CLI) — pass the id as `model`:",
-        "",
-        *(f"- {m.id} — {m.label}" for m in catalog.models),
-        "",
-        "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in AGY_ALIASES.items()),
-        f"Default: {default}",
-        "",
-        "Non-Gemini models draw on a separate quota group (see gemini-doctor).",
-    ]
-    notices = [catalog.notice] if catalog.notice and not catalog.live else []
-    return ModelListing(lines, notices, [(m.id, m.label or m.id) for m in catalog.models])
+    return ModelListing.of_catalog(
+        "agy backend (Antigravity CLI)",
+        catalog,
+        AGY_ALIASES,
+        agy.section.default_model or "agy's own default",
+        more=("", "Non-Gemini models draw on a separate quota group (see gemini-doctor)."),
+    )
 
 
 async def conversation_rows(agy: AgyView, limit: int) -> ConversationRows:

@@ -103,18 +103,8 @@ class ApiBackend:
         return new_conversation_id()  # the relay mints the ids of its own conversation store
 
     async def model_listing(self) -> ModelListing:
-        catalog = await self.models()
-        default = self.section.default_model or DEFAULT_MODEL
-        lines = [
-            "Models for the api backend (Gemini API through google-genai) — pass the id as `model`:",
-            "",
-            *(f"- {m.id} — {m.label}" if m.label and m.label != m.id else f"- {m.id}" for m in catalog.models),
-            "",
-            "Aliases: " + ", ".join(f"{alias} → {target}" for alias, target in GEMINI_ALIASES.items()),
-            f"Default: {default}",
-        ]
-        notices = [catalog.notice] if catalog.notice and not catalog.live else []
-        return ModelListing(lines, notices, [(m.id, m.label or m.id) for m in catalog.models])
+        title, default = "api backend (Gemini API through google-genai)", self.section.default_model or DEFAULT_MODEL
+        return ModelListing.of_catalog(title, await self.models(), GEMINI_ALIASES, default)
 
     async def conversation_rows(self, limit: int) -> ConversationRows:
         return ConversationRows("Gemini API", self.list_conversations(limit))

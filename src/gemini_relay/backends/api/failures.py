@@ -54,25 +54,31 @@ def from_api_error(exc: genai_errors.APIError, *, partial_text: str = "") -> Run
 
 
 def from_transport_error(exc: BaseException, endpoint: str, *, partial_text: str = "") -> RunFailed:
-    detail = _one_line(str(exc)) or type(exc).__name__
-    return RunFailed(
-        f"{COMMAND} could not reach {endpoint}: {detail}",
-        reason=FailureReason.BACKEND_ERROR,
-        partial_text=partial_text,
-        retryable=True,
-        recovery="Check the network, or GOOGLE_GEMINI_BASE_URL when it points the relay at another endpoint.",
+    return _passing(
+        f"{COMMAND} could not reach {endpoint}: {_detail(exc)}",
+        "Check the network, or GOOGLE_GEMINI_BASE_URL when it points the relay at another endpoint.",
+        partial_text,
     )
 
 
 def from_bad_response(exc: BaseException, *, partial_text: str = "") -> RunFailed:
-    detail = _one_line(str(exc)) or type(exc).__name__
+    message = f"{COMMAND} failed: the API sent a response the SDK could not read ({_detail(exc)})"
+    return _passing(message, BAD_RESPONSE, partial_text)
+
+
+def _passing(message: str, recovery: str, partial_text: str) -> RunFailed:
+    """A backend error that is likely to pass: worth a retry."""
     return RunFailed(
-        f"{COMMAND} failed: the API sent a response the SDK could not read ({detail})",
+        message,
         reason=FailureReason.BACKEND_ERROR,
         partial_text=partial_text,
         retryable=True,
-        recovery=BAD_RESPONSE,
+        recovery=recovery,
     )
+
+
+def _detail(exc: BaseException) -> str:
+    return _one_line(str(exc)) or type(exc).__name__
 
 
 def _one_line(text: str) -> str:

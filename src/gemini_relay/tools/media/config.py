@@ -80,6 +80,10 @@ class MediaConfig:
             timeout_ms=timeout,
         )
 
+    def model_for(self, kind: str) -> str:
+        """The configured model of a generation kind: video and music have their own, every image kind shares one."""
+        return {"video": self.video_model, "music": self.music_model}.get(kind, self.image_model)
+
     def request_timeout_ms(
         self, per_call: int | None, image_size: str | None = None, *, image: bool = True
     ) -> int | None:

@@ -58,18 +58,45 @@ def media_spec(deps: Deps, call: CallProgress, prompt: str, media: MediaRequest)
     )
 
 
-async def image_job(deps: Deps, call: CallProgress, args: ImageOptions, kind: str, prompt: str, **fields: Any) -> Reply:
+async def media_job(
+    deps: Deps,
+    call: CallProgress,
+    args: ReferencesInput,
+    prompt: str,
+    kind: str,
+    *,
+    model: str | None,
+    inline: bool = False,
+    **fields: Any,
+) -> Reply:
+    """A generation of `kind` run as a job: the call's output folder, file name, references and request bound, its
+    `model` (else the configured one for the kind), and `fields`, what the kind takes besides."""
     config = MediaConfig.from_settings(deps.settings)
+    image = kind not in ("video", "music")
+    if image:
+        fields["chain_retry_ms"] = config.chain_retry_ms
     media = MediaRequest(
         kind=kind,
         out_dir=str(config.output_dir(args.output_dir)),
-        model=args.model or config.image_model,
+        model=model or config.model_for(kind),
         references=await references(deps, config, args),
-        aspect_ratio=args.aspect_ratio,
-        image_size=args.image_size,
         file_stem=args.filename,
-        chain_retry_ms=config.chain_retry_ms,
-        timeout_ms=config.request_timeout_ms(args.timeout_ms, args.image_size),
+        timeout_ms=config.request_timeout_ms(args.timeout_ms, fields.get("image_size"), image=image),
         **fields,
     )
-    return await run_media(deps, call, media_spec(deps, call, prompt, media), controls(args, args.inline))
+    return await run_media(deps, call, media_spec(deps, call, prompt, media), controls(args, inline))
+
+
+async def image_job(deps: Deps, call: CallProgress, args: ImageOptions, kind: str, prompt: str, **fields: Any) -> Reply:
+    return await media_job(
+        deps,
+        call,
+        args,
+        prompt,
+        kind,
+        model=args.model,
+        inline=args.inline,
+        aspect_ratio=args.aspect_ratio,
+        image_size=args.image_size,
+        **fields,
+    )

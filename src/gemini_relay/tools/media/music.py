@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.spec import MediaRequest
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media.config import MediaConfig
-from gemini_relay.tools.media.durable import run_media
-from gemini_relay.tools.media.generate import AS_A_JOB, controls, media_spec, references
+from gemini_relay.tools.media.generate import AS_A_JOB, media_job
 from gemini_relay.tools.media.inputs import ReferencesInput
 
 
@@ -22,16 +19,7 @@ class MusicInput(ReferencesInput):
 
 
 async def music(deps: Deps, args: MusicInput, call: CallProgress) -> Reply:
-    config = MediaConfig.from_settings(deps.settings)
-    media = MediaRequest(
-        kind="music",
-        out_dir=str(config.output_dir(args.output_dir)),
-        model=args.model or config.music_model,
-        references=await references(deps, config, args),
-        file_stem=args.filename,
-        timeout_ms=config.request_timeout_ms(args.timeout_ms, image=False),
-    )
-    return await run_media(deps, call, media_spec(deps, call, args.prompt, media), controls(args, args.inline))
+    return await media_job(deps, call, args, args.prompt, "music", model=args.model, inline=args.inline)
 
 
 TOOL = ToolDef(

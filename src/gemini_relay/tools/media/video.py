@@ -6,14 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from gemini_relay.core.spec import MediaRequest
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media.config import MediaConfig
-from gemini_relay.tools.media.durable import run_media
-from gemini_relay.tools.media.generate import AS_A_JOB, controls, media_spec, references
+from gemini_relay.tools.media.generate import AS_A_JOB, media_job
 from gemini_relay.tools.media.inputs import ReferencesInput
 
 VideoAspect = Literal["16:9", "9:16"]
@@ -28,19 +25,17 @@ class VideoInput(ReferencesInput):
 
 
 async def video(deps: Deps, args: VideoInput, call: CallProgress) -> Reply:
-    config = MediaConfig.from_settings(deps.settings)
-    media = MediaRequest(
-        kind="video",
-        out_dir=str(config.output_dir(args.output_dir)),
-        model=args.model or config.video_model,
-        references=await references(deps, config, args),
+    return await media_job(
+        deps,
+        call,
+        args,
+        args.prompt,
+        "video",
+        model=args.model,
         aspect_ratio=args.aspect_ratio,
         duration_seconds=args.duration_seconds,
         negative_prompt=args.negative_prompt,
-        file_stem=args.filename,
-        timeout_ms=config.request_timeout_ms(args.timeout_ms, image=False),
     )
-    return await run_media(deps, call, media_spec(deps, call, args.prompt, media), controls(args))
 
 
 TOOL = ToolDef(

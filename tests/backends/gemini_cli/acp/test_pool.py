@@ -23,6 +23,13 @@ async def wait_until_gone(pids: list[int]) -> None:
             await anyio.sleep(0.02)  # polls /proc: no event announces a reaped process group
 
 
+async def first_turn(world: AcpWorld, backend: AcpBackend, pool: WarmPool, prompt: str) -> tuple[str, int]:
+    """One prompt in a fresh conversation: that conversation's id, and the pid of the process that answered."""
+    events = await collect(backend, world.spec(prompt))
+    assert isinstance(events[0], SessionStarted)
+    return events[0].session_id, pool.processes[0]
+
+
 async def test_concurrent_conversations_share_one_process(world: AcpWorld) -> None:
     async with world.pool() as pool:
         backend = world.backend(pool)
@@ -81,12 +88,10 @@ async def test_prewarm_starts_a_process_the_first_prompt_then_uses(world: AcpWor
 async def test_an_idle_process_is_stopped_and_the_conversation_continues_in_a_new_one(world: AcpWorld) -> None:
     async with world.pool(idle_seconds=0.5) as pool:
         backend = world.backend(pool)
-        first = await collect(backend, world.spec("hello"))
-        assert isinstance(first[0], SessionStarted)
-        pid = pool.processes[0]
+        conversation, pid = await first_turn(world, backend, pool, "hello")
         await wait_until_gone([pid])
         assert pool.processes == []
-        later = await collect(backend, world.spec("[[fake:history]]", conversation_id=first[0].session_id))
+        later = await collect(backend, world.spec("[[fake:history]]", conversation_id=conversation))
         assert text_of(later) == "turns=2"
         assert pool.processes and pool.processes != [pid]
 
@@ -94,12 +99,10 @@ async def test_an_idle_process_is_stopped_and_the_conversation_continues_in_a_ne
 async def test_a_process_is_recycled_after_max_prompts(world: AcpWorld) -> None:
     async with world.pool(max_prompts=2) as pool:
         backend = world.backend(pool)
-        first = await collect(backend, world.spec("one"))
-        assert isinstance(first[0], SessionStarted)
-        pid = pool.processes[0]
-        await collect(backend, world.spec("two", conversation_id=first[0].session_id))
+        conversation, pid = await first_turn(world, backend, pool, "one")
+        await collect(backend, world.spec("two", conversation_id=conversation))
         await wait_until_gone([pid])
-        third = await collect(backend, world.spec("[[fake:history]]", conversation_id=first[0].session_id))
+        third = await collect(backend, world.spec("[[fake:history]]", conversation_id=conversation))
         assert text_of(third) == "turns=3"
         assert pool.processes != [pid]
 
@@ -107,9 +110,7 @@ async def test_a_process_is_recycled_after_max_prompts(world: AcpWorld) -> None:
 async def test_a_process_past_the_memory_ceiling_is_recycled_and_its_successor_booted(world: AcpWorld) -> None:
     async with world.pool() as pool:
         backend = world.backend(pool)
-        first = await collect(backend, world.spec("hi"))
-        assert isinstance(first[0], SessionStarted)
-        pid = pool.processes[0]
+        conversation, pid = await first_turn(world, backend, pool, "hi")
         assert group_rss(pid) > 50 * 1024 * 1024  # a live CLI holds far more than the 1-byte ceiling below
         pool.max_rss_bytes = 1
         pool.check_now()
@@ -119,7 +120,7 @@ async def test_a_process_past_the_memory_ceiling_is_recycled_and_its_successor_b
             while not pool.processes:
                 await anyio.sleep(0.02)  # the successor boots in the background; no event tells the test
         successor = pool.processes
-        later = await collect(backend, world.spec("[[fake:history]]", conversation_id=first[0].session_id))
+        later = await collect(backend, world.spec("[[fake:history]]", conversation_id=conversation))
         assert text_of(later) == "turns=2"
         assert pool.processes == successor != [pid]
 
@@ -196,13 +197,11 @@ async def test_a_replacement_is_ready_before_the_process_it_replaces_retires(wor
     """The ask after the cap does not wait for a boot: the old process serves until its successor is ready."""
     async with world.pool(max_prompts=1) as pool:
         backend = world.backend(pool)
-        first = await collect(backend, world.spec("one"))  # the cap: its successor boots now
-        assert isinstance(first[0], SessionStarted)
-        old = pool.processes[0]
+        conversation, old = await first_turn(world, backend, pool, "one")  # the cap: its successor boots now
         after_cap = await collect(backend, world.spec("two"))
         await wait_until_gone([old])
         new = pool.processes[0]
-        third = await collect(backend, world.spec("[[fake:history]]", conversation_id=first[0].session_id))
+        third = await collect(backend, world.spec("[[fake:history]]", conversation_id=conversation))
         events = list(pool.events)
     assert text_of(after_cap).endswith("two") and text_of(third) == "turns=2"
     assert new != old
