@@ -2,29 +2,25 @@
 
 The text block stays in every reply, for people and for clients that read only text; structuredContent carries the
 data — and, first, `text`: the reply as the calling model must see it (model_view.py says why; the server fills it).
-Every schema here is built by `reply_schema`, which declares that field, so no data tool can leave it out.
-Tools whose structured part is optional per call (gemini-ask's jsonSchema answers and usage, gemini-plan's usage, a
-media generation) declare no outputSchema, because a declared schema obliges every successful answer to carry
-structured content; their structured content follows ANSWER_SCHEMA and MEDIA.
+Every schema here is built by `reply_schema`, which declares that field and the run's receipt, so no data tool can
+leave them out. A declared schema obliges every successful answer to carry structured content, so the server adds it
+(the text, the receipt) to a tool's reply that has no data of its own: every tool that runs a model declares one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 from gemini_relay.core.events import Usage
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.tools.common.model_view import TEXT
 
 _STR = {"type": "string"}
 _INT = {"type": "integer", "minimum": 0}
 _STRS = {"type": "array", "items": _STR}
 _NULLABLE_STR = {"type": ["string", "null"]}
-
-
-def reply_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An object schema of `properties` with `text` first: the model's view of the reply (model_view.py)."""
-    return {"type": "object", "properties": {"text": TEXT, **properties}, "required": ["text", *required]}
 
 
 USAGE: dict[str, Any] = {
@@ -38,6 +34,52 @@ USAGE: dict[str, Any] = {
     },
     "required": ["input_tokens", "output_tokens"],
 }
+_SECONDS = {"type": "number", "minimum": 0}
+# The run an answer came from (core/receipt.py; docs/tools.md "Receipts"): declared once, referenced by every schema.
+RECEIPT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "backend": _STR,
+        "model": _NULLABLE_STR,
+        "requested_model": _NULLABLE_STR,
+        "effort": _NULLABLE_STR,
+        "run_id": _STR,
+        "job_id": _NULLABLE_STR,
+        "conversation_id": _NULLABLE_STR,
+        "finish_reason": _STR,
+        "partial": {"type": "boolean"},
+        "warm": {"type": ["boolean", "null"]},
+        "queued_seconds": _SECONDS,
+        "first_byte_seconds": {"type": ["number", "null"], "minimum": 0},
+        "total_seconds": _SECONDS,
+        "tokens": {"anyOf": [USAGE, {"type": "null"}]},
+    },
+    "required": ["backend", "model", "run_id", "partial", "warm", "total_seconds"],
+}
+_RECEIPT_REF = {"$ref": "#/$defs/receipt"}
+
+
+def reply_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An object schema of `properties` with `text` first: the model's view of the reply (model_view.py); then the
+    receipt of the run the answer came from, and all of them when there were several (server/relay.py fills both)."""
+    return {
+        "type": "object",
+        "properties": {"text": TEXT, **properties, "receipt": _RECEIPT_REF, "receipts": {"items": _RECEIPT_REF}},
+        "required": ["text", *required],
+        "$defs": {"receipt": RECEIPT},
+    }
+
+
+def receipt_fields(receipts: Sequence[Receipt]) -> dict[str, Any]:
+    """structuredContent's receipt fields: `receipt` (the run whose words the answer is: the last), and `receipts`
+    (every run, in order) when there were several."""
+    if not receipts:
+        return {}
+    fields: dict[str, Any] = {"receipt": receipts[-1].to_json()}
+    if len(receipts) > 1:
+        fields["receipts"] = [r.to_json() for r in receipts]
+    return fields
+
 
 _JOB_PROPERTIES: dict[str, Any] = {
     "job_id": _STR,

@@ -31,6 +31,7 @@ from gemini_relay.content.consensus import (
     synthesis_prompt,
 )
 from gemini_relay.content.rate_card import load_rate_card
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
 from gemini_relay.core.vocabulary import BackendName, FailureReason, Toolset
@@ -171,8 +172,9 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
         deps.background.start_soon(_detached, deps, call, args, members, records, key)
         data = _started(members, records, key)
         return Reply(started_text(data), data, structured=data)
-    data = await _panel(deps, call, args, members, records, key)
-    return Reply(markdown(data), data, structured=data)
+    ran: list[Receipt] = []
+    data = await _panel(deps, call, args, members, records, key, ran)
+    return Reply(markdown(data), data, structured=data, receipts=tuple(ran))
 
 
 async def _detached(
@@ -190,11 +192,13 @@ async def _panel(
     members: list[Member],
     records: list[RunRecord],
     key: str | None,
+    ran: list[Receipt] | None = None,
 ) -> dict[str, Any]:
+    """`ran`: the receipts of the runs that answered are added to it, the synthesis's last."""
     outcomes: list[Outcome | None] = [None] * len(members)
 
     async def one(index: int) -> None:
-        outcomes[index] = await _outcome(deps, members[index], records[index])
+        outcomes[index] = await _outcome(deps, members[index], records[index], ran)
 
     async with anyio.create_task_group() as group:  # the executor's cap admits them: no cap of our own
         for index in range(len(members)):
@@ -213,7 +217,7 @@ async def _panel(
     spec = _spec(deps, call, synthesis_prompt(args.prompt, done), judge.model, timeout)
     record = await deps.engine.register(spec, judge.backend, _key(key, "synthesis"))
     call.watch(record)
-    synthesis = await _outcome(deps, judge, record)
+    synthesis = await _outcome(deps, judge, record, ran)
     default = deps.registry.default_model(deps.selection().backend)
     data = fold(done, synthesis, load_rate_card(deps.settings.env), default)
     if key is not None:
@@ -221,13 +225,15 @@ async def _panel(
     return data
 
 
-async def _outcome(deps: Deps, member: Member, record: RunRecord) -> Outcome:
+async def _outcome(deps: Deps, member: Member, record: RunRecord, ran: list[Receipt] | None = None) -> Outcome:
     """One call's answer, or its failure as data: a model that fails or times out does not stop the panel."""
     started = time.monotonic()
     try:
         result = await deps.engine.execute(record)
     except (RunFailed, BackendUnavailable) as exc:  # cancelled included: that model is reported as stopped
         return Outcome(member, time.monotonic() - started, error=str(exc), model=record.model, job_id=record.run_id)
+    if ran is not None and result.receipt is not None:
+        ran.append(result.receipt)
     return Outcome(
         member,
         time.monotonic() - started,
