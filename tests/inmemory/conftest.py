@@ -7,8 +7,8 @@ PATH is an empty directory (so the changeMode guardrail finds no git), and every
 
 from __future__ import annotations
 
-import re
 import os
+import re
 import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator

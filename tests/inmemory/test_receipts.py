@@ -139,7 +139,7 @@ SPAWN_FAILED = "gemini could not be started: not installed"
 def _failing(relay: InMemory, script: Script) -> None:
     """Every run of the call plays `script` (a consensus panel runs three)."""
     relay.backend.queue(*[script] * 4)
-    relay.backend.by_model.update({m: script for m in ("pro", "flash", "gemini-2.5-pro")})
+    relay.backend.by_model.update(dict.fromkeys(("pro", "flash", "gemini-2.5-pro"), script))
 
 
 @pytest.mark.parametrize("name", list(FAILING))
