@@ -191,7 +191,9 @@ async def test_without_acp_the_calls_run_cold_with_one_notice(relay: Relay, tmp_
     assert "You said: two" in text_of(second)
 
 
-async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves_none(agy_relay: Relay) -> None:
+async def test_warm_agy_serves_a_conversations_turns_from_one_process_cold_then_warm_and_leaves_none(
+    agy_relay: Relay,
+) -> None:
     # Without a relay host the server owns the warm agy, so none may outlive it (a host's outlive servers, and the
     # harness checks that none outlives the host).
     async with agy_relay.client(**WARM, GEMINI_RELAY_HOST="off") as client:
@@ -202,6 +204,9 @@ async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves
     runs = [s for s in starts if "--input-format" in s["argv"]]
     assert len(runs) == 1  # one agy process answered both turns
     assert "You said: again" in text_of(second) and thread_of(text_of(second)) == thread_of(text_of(first))
+    # Its receipts: the first turn started the process (cold), the second was served by it (warm).
+    assert [(r.structured_content or {})["receipt"]["warm"] for r in (first, second)] == [False, True]
+    assert " via agy (cold) · " in text_of(first) and " via agy (warm) · " in text_of(second)
     for start in runs:
         assert not Path(f"/proc/{start['pid']}").exists() or b"Z" in Path(f"/proc/{start['pid']}/stat").read_bytes()
 
