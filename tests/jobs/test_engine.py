@@ -600,3 +600,47 @@ async def test_cancelling_one_run_by_id_leaves_the_others_running() -> None:
             b.release.set()
     assert isinstance(run_a.error, RunCancelled) and run_a.error.message == "gemini-ask was cancelled by its job"
     assert run_b.record.state is RunState.DONE
+
+
+# --- receipts -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_receipt_times_the_queue_the_first_answer_event_and_the_whole_run() -> None:
+    backend = ScriptedBackend(BackendName("gemini"))
+    first = backend.script("first")
+    second = backend.script("second", after=(TextDelta("hi"), Finished(ok=True, status="SUCCESS", usage=USAGE)))
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
+    with anyio.fail_after(BOUND):
+        async with anyio.create_task_group() as tg:
+            run_first = await start(tg, engine, "first")
+            run_second = await start(tg, engine, "second")
+            await first.started.wait()
+            assert run_second.record.state is RunState.QUEUED
+            first.release.set()  # the second waited in the queue for this
+            await second.started.wait()
+            second.release.set()
+    assert run_first.outcome is not None and run_second.outcome is not None
+    receipt = run_second.outcome.receipt
+    assert receipt is not None and receipt.run_id == run_second.record.run_id
+    record = run_second.record
+    assert record.started_at is not None and record.first_output_at is not None
+    assert receipt.queued_seconds == record.started_at - record.created_at > 0
+    assert receipt.first_byte_seconds == record.first_output_at - record.started_at
+    assert receipt.total_seconds >= receipt.queued_seconds + receipt.first_byte_seconds
+    assert (receipt.tokens, receipt.backend, receipt.warm, receipt.job_id) == (USAGE, "gemini", False, None)
+
+
+def test_a_process_that_served_the_run_says_warm_or_cold_and_the_first_answer_event_is_timed_once() -> None:
+    record = new_record()
+    record.apply(Spawned(7, warm=True))
+    record.apply(SessionStarted("s", "m"))  # the session is not an answer: not timed
+    assert (record.warm, record.first_output_at) == (True, None)
+    record.apply(TextDelta("a"))
+    first = record.first_output_at
+    record.apply(TextDelta("b"))
+    assert first is not None and record.first_output_at == first
+    warm_session = new_record()
+    warm_session.apply(SessionStarted("s", "m", warm=False))  # the warm CLI's word for a process booted for it
+    assert warm_session.warm is False
+    assert new_record().warm is None  # no process said anything: the API
