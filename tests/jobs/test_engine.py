@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +239,8 @@ async def test_a_successful_run_goes_queued_starting_running_done_and_reports_it
     assert record.elapsed == record.ended_at - record.started_at
     assert record.failure is None
     assert record.error is None
-    assert outcome == RunResult(
+    assert outcome.receipt is not None and outcome.receipt.run_id == record.run_id  # its fields: the receipt tests
+    assert replace(outcome, receipt=None) == RunResult(
         state=RunState.DONE,
         text="Hello world",
         conversation_id="sess-1",
@@ -324,7 +325,7 @@ async def test_a_partial_text_the_backend_set_itself_is_kept() -> None:
 async def test_a_backend_that_cannot_start_fails_the_record_and_frees_its_slot() -> None:
     backend = ScriptedBackend(BackendName("gemini"))
     backend.script("bad", error=BackendUnavailable("gemini is not installed")).release.set()
-    backend.script("good", after=[Finished(ok=True, status="SUCCESS")]).release.set()
+    backend.script("good", after=[Finished(ok=True, status="SUCCESS", text="ok")]).release.set()
     engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     record = engine.new_record(spec("bad"), BackendName("gemini"))
     with anyio.fail_after(BOUND):
