@@ -129,6 +129,17 @@ async def start(tg: anyio.abc.TaskGroup, engine: RunEngine, prompt: str, **kwarg
     return submitted
 
 
+async def started(tg: anyio.abc.TaskGroup, engine: RunEngine, *scripts: Script, queued: int = 0) -> list[Submitted]:
+    """One run per script (its prompt is the script's key), in order; returns once all but the last `queued` run."""
+    backend = engine.backend(BackendName("gemini"))
+    assert isinstance(backend, ScriptedBackend)
+    prompts = {id(script): prompt for prompt, script in backend.scripts.items()}
+    runs = [await start(tg, engine, prompts[id(script)]) for script in scripts]
+    for script in scripts[: len(scripts) - queued]:
+        await script.started.wait()
+    return runs
+
+
 # --- admission ------------------------------------------------------------------------------------------------
 
 
@@ -590,10 +601,7 @@ async def test_cancelling_one_run_by_id_leaves_the_others_running() -> None:
     engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=2)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
-            run_a = await start(tg, engine, "a")
-            run_b = await start(tg, engine, "b")
-            await a.started.wait()
-            await b.started.wait()
+            run_a, run_b = await started(tg, engine, a, b)
             assert engine.cancel(run_a.record.run_id, "gemini-ask was cancelled by its job")
             assert not engine.cancel("no-such-run", "x")
             await run_a.done.wait()
@@ -614,9 +622,7 @@ async def test_a_receipt_times_the_queue_the_first_answer_event_and_the_whole_ru
     engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
-            run_first = await start(tg, engine, "first")
-            run_second = await start(tg, engine, "second")
-            await first.started.wait()
+            run_first, run_second = await started(tg, engine, first, second, queued=1)
             assert run_second.record.state is RunState.QUEUED
             first.release.set()  # the second waited in the queue for this
             await second.started.wait()
