@@ -34,40 +34,39 @@ USAGE: dict[str, Any] = {
     },
     "required": ["input_tokens", "output_tokens"],
 }
-_SECONDS = {"type": "number", "minimum": 0}
-# The run an answer came from (core/receipt.py; docs/tools.md "Receipts"): declared once, referenced by every schema.
+_NUMBER = {"type": "number"}
+# The run an answer came from (core/receipt.py; docs/tools.md "Receipts"): declared once per schema in `$defs`, kept
+# short since clients send schemas along with the tool list.
 RECEIPT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "backend": _STR,
-        "model": _NULLABLE_STR,
-        "requested_model": _NULLABLE_STR,
-        "effort": _NULLABLE_STR,
-        "run_id": _STR,
-        "job_id": _NULLABLE_STR,
-        "conversation_id": _NULLABLE_STR,
-        "finish_reason": _STR,
+        **dict.fromkeys(("backend", "run_id", "finish_reason"), _STR),
+        **dict.fromkeys(("model", "requested_model", "effort", "job_id", "conversation_id"), _NULLABLE_STR),
         "partial": {"type": "boolean"},
         "warm": {"type": ["boolean", "null"]},
-        "queued_seconds": _SECONDS,
-        "first_byte_seconds": {"type": ["number", "null"], "minimum": 0},
-        "total_seconds": _SECONDS,
-        "tokens": {"anyOf": [USAGE, {"type": "null"}]},
+        "queued_seconds": _NUMBER,
+        "first_byte_seconds": {"type": ["number", "null"]},
+        "total_seconds": _NUMBER,
+        "tokens": {"type": ["object", "null"]},  # the run's usage: USAGE's fields
     },
     "required": ["backend", "model", "run_id", "partial", "warm", "total_seconds"],
 }
 _RECEIPT_REF = {"$ref": "#/$defs/receipt"}
 
 
-def reply_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An object schema of `properties` with `text` first: the model's view of the reply (model_view.py); then the
-    receipt of the run the answer came from, and all of them when there were several (server/relay.py fills both)."""
-    return {
+def reply_schema(properties: dict[str, Any], required: list[str], *, runs: bool = True) -> dict[str, Any]:
+    """An object schema of `properties` with `text` first: the model's view of the reply (model_view.py); then, for
+    a tool whose answer comes from runs (`runs`), the receipt of the run and of all of them when there were several
+    (server/relay.py fills both)."""
+    schema: dict[str, Any] = {
         "type": "object",
-        "properties": {"text": TEXT, **properties, "receipt": _RECEIPT_REF, "receipts": {"items": _RECEIPT_REF}},
+        "properties": {"text": TEXT, **properties},
         "required": ["text", *required],
-        "$defs": {"receipt": RECEIPT},
     }
+    if runs:
+        schema["properties"] |= {"receipt": _RECEIPT_REF, "receipts": {"items": _RECEIPT_REF}}
+        schema["$defs"] = {"receipt": RECEIPT}
+    return schema
 
 
 def receipt_fields(receipts: Sequence[Receipt]) -> dict[str, Any]:
@@ -125,6 +124,7 @@ JOB_LIST: dict[str, Any] = reply_schema(
         "count": _INT,
     },
     ["jobs", "count"],
+    runs=False,
 )
 ASSESSMENT: dict[str, Any] = reply_schema(
     {
@@ -152,6 +152,7 @@ ASSESSMENT: dict[str, Any] = reply_schema(
         "resolvedCwd": _STR,
     },
     ["diffSource", "diffStat", "changedFiles", "complexity", "diffKind", "suggestions"],
+    runs=False,
 )
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _PANEL_CALL = {
@@ -206,6 +207,7 @@ MODELS: dict[str, Any] = reply_schema(
         },
     },
     ["backend", "notices"],
+    runs=False,
 )
 CONVERSATIONS: dict[str, Any] = reply_schema(
     {
@@ -221,6 +223,7 @@ CONVERSATIONS: dict[str, Any] = reply_schema(
         "notices": _STRS,
     },
     ["source", "conversations", "notices"],
+    runs=False,
 )
 DOCTOR: dict[str, Any] = reply_schema(
     {
@@ -237,6 +240,7 @@ DOCTOR: dict[str, Any] = reply_schema(
         "problems": _STRS,
     },
     ["version", "activeBackend", "sections", "ready", "problems"],
+    runs=False,
 )
 _VALUE = {"description": "The JSON answer; it validates against the call's own schema."}
 STRUCTURED: dict[str, Any] = reply_schema(
@@ -279,6 +283,8 @@ _DRY_RUN = {
 ANSWER_SCHEMA: dict[str, Any] = reply_schema(
     {"value": _VALUE, "usage": USAGE, "conversationId": _STR, "dryRun": _DRY_RUN, "context": _CONTEXT}, []
 )
+PLAN_SCHEMA: dict[str, Any] = reply_schema({"usage": USAGE}, [])  # gemini-plan: the usage it was asked for
+TEXT_ANSWER: dict[str, Any] = reply_schema({}, [])  # an answer that is its text (and the run's receipt)
 _MEDIA_PROPERTIES: dict[str, Any] = {
     "job_id": _STR,
     "state": _JOB_PROPERTIES["state"],
@@ -315,6 +321,7 @@ USAGE_REPORT: dict[str, Any] = reply_schema(
         "note": _STR,
     },
     ["calls", "input_tokens", "output_tokens", "estimated_usd", "unpriced_calls"],
+    runs=False,
 )
 
 

@@ -10,7 +10,7 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import images_field, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
-from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA, answer_data
+from gemini_relay.tools.common.output_schemas import PLAN_SCHEMA, answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
 from gemini_relay.tools.media.prompt_images import gather_images
@@ -58,6 +58,6 @@ TOOL = ToolDef(
     handler=plan,
     read_only=True,
     prompt_description="Create a detailed implementation blueprint for a task in read-only plan mode.",
-    output_schema=ANSWER_SCHEMA,
+    output_schema=PLAN_SCHEMA,
     when=When(20, "a phased implementation plan (read-only)"),
 )

@@ -26,7 +26,7 @@ from gemini_relay.format import gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
-from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
+from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
 from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS, DiffInput
@@ -159,6 +159,6 @@ TOOL = ToolDef(
     handler=review,
     read_only=True,
     prompt_description="Review uncommitted changes or a branch diff with Gemini.",
-    output_schema=ANSWER_SCHEMA,
+    output_schema=TEXT_ANSWER,
     when=When(50, "a review of the uncommitted diff or base...HEAD; gemini-assess first sizes it, no model call"),
 )

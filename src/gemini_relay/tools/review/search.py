@@ -13,7 +13,7 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
-from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
+from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
 from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS, WORKING_DIRECTORY
@@ -68,6 +68,6 @@ TOOL = ToolDef(
     handler=search,
     read_only=True,
     prompt_description="Research a question on the web with Gemini and cite the sources.",
-    output_schema=ANSWER_SCHEMA,
+    output_schema=TEXT_ANSWER,
     when=When(60, "an answer from a live web search, with its sources"),
 )
