@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gemini_relay.core.events import Usage
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.format import (
@@ -11,6 +14,7 @@ from gemini_relay.format import (
     THREAD_MARKER,
     failure_message,
     gemini_reply,
+    receipt_line,
     thread_line,
     usage_line,
     with_notices,
@@ -102,4 +106,31 @@ def test_timeouts_and_cancellations_carry_their_partial_text() -> None:
     assert failure_message(RunTimedOut("agy", 1.5)) == "agy timed out after 1.5s"
     assert failure_message(RunCancelled("gemini-ask was cancelled by gemini-cancel", partial_text="p")).startswith(
         "gemini-ask was cancelled by gemini-cancel\n\n[Partial response"
+    )
+
+
+RUN = Receipt(backend="gemini", run_id="0123456789ab", job_id="0123456789ab", model="gemini-2.5-pro", warm=True,
+              total_seconds=1.23, tokens=USAGE)  # fmt: skip
+
+
+def test_the_receipt_line_names_model_backend_warmth_time_tokens_and_job() -> None:
+    assert receipt_line([RUN]) == "— gemini-2.5-pro via gemini (warm) · 1.2 s · 23 tokens · job 0123456789ab"
+
+
+def test_the_receipt_line_says_the_model_asked_for_when_another_served_and_a_partial_answer() -> None:
+    fell_back = replace(RUN, model="gemini-2.5-flash", requested_model="gemini-2.5-pro", warm=False, partial=True)
+    assert receipt_line([fell_back]) == (
+        "— gemini-2.5-flash (asked gemini-2.5-pro) via gemini (cold) · 1.2 s · 23 tokens · partial · job 0123456789ab"
+    )
+
+
+def test_a_run_without_a_process_or_a_job_says_neither() -> None:
+    api = replace(RUN, backend="api", warm=None, job_id=None, tokens=None)
+    assert receipt_line([api]) == "— gemini-2.5-pro via api · 1.2 s · run 0123456789ab"
+
+
+def test_several_runs_share_one_line() -> None:
+    other = replace(RUN, model="gemini-2.5-flash", job_id="ba9876543210")
+    assert receipt_line([RUN, other]) == (
+        "— 2 runs: gemini-2.5-pro, gemini-2.5-flash via gemini · 46 tokens · jobs 0123456789ab, ba9876543210"
     )

@@ -15,7 +15,7 @@ from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
 
-THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+) \(pass it back to continue this thread\)$")
+THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+) \(pass it back to continue this thread\)$", re.MULTILINE)
 
 
 async def test_a_conversation_id_continues_the_clis_thread_and_gemini_conversations_lists_it(relay: Relay) -> None:

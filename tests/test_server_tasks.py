@@ -52,8 +52,11 @@ async def test_a_client_without_tasks_sees_the_synchronous_shape_unchanged_on_th
         result = await client.call("gemini-ask", {"prompt": "plain"})
     line = client.lines[-1]
     body = json.loads(line)["result"]
+    receipt = body["structuredContent"]["receipt"]  # every answer of a run carries its receipt (docs/tools.md)
     expected: dict[str, Any] = {"content": [{"text": text(body), "type": "text"}], "isError": False}
-    expected |= {"resultType": "complete", "_meta": body["_meta"]}
+    expected |= {"resultType": "complete", "structuredContent": {"text": text(body), "receipt": receipt}}
+    expected |= {"_meta": body["_meta"]}
     assert result == expected
+    expected = {key: expected[key] for key in body}  # the wire's key order
     assert line == json.dumps({"jsonrpc": "2.0", "id": 1, "result": expected},
                               ensure_ascii=False, separators=(",", ":")).encode()  # fmt: skip

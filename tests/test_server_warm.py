@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS
-from tests.harness import Relay, cli_processes, processes_using, wait_no_cli_processes
+from tests.harness import TEST_MODEL, Relay, cli_processes, processes_using, wait_no_cli_processes
 from tests.test_server_literal import HIDDEN, leaked, plant
 from tests.test_server_surface import text_of
 
@@ -52,8 +52,11 @@ def thread_of(text: str) -> str:
     return found.group(1)
 
 
+RECEIPT = re.compile(r"\n\n— [^\n]+$")  # its own run: job id, time and warm or cold (compared on their own)
+
+
 def without_thread(text: str) -> str:
-    return CACHE_KEY.sub("<key>", THREAD.sub("🧵 conversationId: <id>", text))
+    return RECEIPT.sub("", CACHE_KEY.sub("<key>", THREAD.sub("🧵 conversationId: <id>", text)))
 
 
 async def wait_for_warm_process(home: Path) -> list[int]:
@@ -84,6 +87,24 @@ async def test_a_warm_answer_equals_the_cold_answer_for_the_same_scenario(relay:
         assert acp_processes(relay.home) == pids  # the prewarmed process served the warm ones; no second one
     assert [r.is_error for r in warm] == [r.is_error for r in cold] == [False, True, False]
     assert [without_thread(text_of(r)) for r in warm] == [without_thread(text_of(r)) for r in cold]
+
+
+async def test_the_receipt_says_a_run_was_cold_or_warm_and_names_the_model_the_cli_served(relay: Relay) -> None:
+    async with relay.client(GEMINI_RELAY_WARM="off") as client:
+        cold = await client.call_tool("gemini-ask", {"prompt": "cold"})
+    async with relay.client(**WARM) as client:
+        await wait_for_warm_process(relay.home)
+        await client.call_tool("gemini-ask", {"prompt": "the prewarmed process may still be booting"})
+        warm = await client.call_tool("gemini-ask", {"prompt": "warm"})
+    receipts = [(r.structured_content or {})["receipt"] for r in (cold, warm)]
+    assert [r["warm"] for r in receipts] == [False, True]
+    for result, receipt, how in zip((cold, warm), receipts, ("cold", "warm"), strict=True):
+        assert receipt["backend"] == "gemini" and receipt["model"] == TEST_MODEL and receipt["requested_model"] is None
+        assert receipt["tokens"]["total_tokens"] > 0 and receipt["first_byte_seconds"] is not None
+        assert receipt["job_id"] and receipt["conversation_id"] == thread_of(text_of(result))
+        tokens = receipt["tokens"]["total_tokens"]
+        line = f" via gemini ({how}) · {receipt['total_seconds']:.1f} s · {tokens} tokens · job {receipt['job_id']}"
+        assert text_of(result).endswith(line), text_of(result)
 
 
 async def test_a_cold_conversation_continues_warm_and_a_warm_one_continues_cold(relay: Relay) -> None:
@@ -170,7 +191,9 @@ async def test_without_acp_the_calls_run_cold_with_one_notice(relay: Relay, tmp_
     assert "You said: two" in text_of(second)
 
 
-async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves_none(agy_relay: Relay) -> None:
+async def test_warm_agy_serves_a_conversations_turns_from_one_process_cold_then_warm_and_leaves_none(
+    agy_relay: Relay,
+) -> None:
     # Without a relay host the server owns the warm agy, so none may outlive it (a host's outlive servers, and the
     # harness checks that none outlives the host).
     async with agy_relay.client(**WARM, GEMINI_RELAY_HOST="off") as client:
@@ -181,6 +204,9 @@ async def test_warm_agy_serves_a_conversations_turns_from_one_process_and_leaves
     runs = [s for s in starts if "--input-format" in s["argv"]]
     assert len(runs) == 1  # one agy process answered both turns
     assert "You said: again" in text_of(second) and thread_of(text_of(second)) == thread_of(text_of(first))
+    # Its receipts: the first turn started the process (cold), the second was served by it (warm).
+    assert [(r.structured_content or {})["receipt"]["warm"] for r in (first, second)] == [False, True]
+    assert " via agy (cold) · " in text_of(first) and " via agy (warm) · " in text_of(second)
     for start in runs:
         assert not Path(f"/proc/{start['pid']}").exists() or b"Z" in Path(f"/proc/{start['pid']}/stat").read_bytes()
 

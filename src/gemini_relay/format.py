@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gemini_relay.core.events import Usage
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.errors import RunFailed
 
 RESPONSE_PREFIX = "Gemini response:"
 THREAD_MARKER = "🧵 conversationId:"
 NOTICE_MARKER = "⚠️"
+RECEIPT_MARKER = "—"  # the receipt line ends the reply: "— <model> via <backend> (warm) · 1.2 s · 812 tokens · job …"
 
 
 def with_notices(notices: Iterable[str], body: str) -> str:
@@ -41,6 +43,37 @@ def gemini_reply(
     if usage is not None:
         body += f"\n\n{usage_line(usage)}"
     return with_notices(notices, body)
+
+
+def receipt_line(receipts: Sequence[Receipt]) -> str:
+    """The one line that says which run(s) the answer came from (core/receipt.py has the fields)."""
+    if len(receipts) == 1:
+        r = receipts[0]
+        model = r.model or "the default model"
+        asked = f" (asked {r.requested_model})" if r.requested_model else ""
+        how = "" if r.warm is None else (" (warm)" if r.warm else " (cold)")
+        parts = [f"{RECEIPT_MARKER} {model}{asked} via {r.backend}{how}", f"{r.total_seconds:.1f} s"]
+        if r.token_count is not None:
+            parts.append(f"{r.token_count} tokens")
+        if r.partial:
+            parts.append("partial")
+        parts.append(f"job {r.job_id}" if r.job_id else f"run {r.run_id}")
+        return " · ".join(parts)
+    models = ", ".join(dict.fromkeys(r.model or "the default model" for r in receipts))
+    backends = ", ".join(dict.fromkeys(r.backend for r in receipts))
+    tokens = [r.token_count for r in receipts if r.token_count is not None]
+    parts = [f"{RECEIPT_MARKER} {len(receipts)} runs: {models} via {backends}"]
+    if tokens:
+        parts.append(f"{sum(tokens)} tokens")
+    if any(r.partial for r in receipts):
+        parts.append("partial")
+    parts.append("jobs " + ", ".join(r.job_id or r.run_id for r in receipts))
+    return " · ".join(parts)
+
+
+def with_receipt(text: str, receipts: Sequence[Receipt]) -> str:
+    """`text` with its receipt line last (unchanged without receipts)."""
+    return f"{text}\n\n{receipt_line(receipts)}" if receipts else text
 
 
 def failure_message(exc: RunFailed) -> str:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from gemini_relay.core.events import Usage
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.result import Failure, FailureKind, RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
@@ -65,3 +66,24 @@ def test_an_unknown_reason_written_by_a_newer_version_reads_as_unknown() -> None
     result = RunResult.from_json(data)
     assert result.failure is not None
     assert (result.failure.reason, result.failure.kind) == (FailureReason.UNKNOWN, FailureKind.FAILED)
+
+
+def test_a_receipt_travels_with_its_result_through_the_one_codec() -> None:
+    receipt = Receipt(
+        backend="gemini",
+        run_id="abc123def456",
+        job_id="abc123def456",
+        model="gemini-2.5-flash",
+        requested_model="gemini-2.5-pro",
+        effort="high",
+        conversation_id="c-1",
+        partial=True,
+        warm=True,
+        queued_seconds=0.25,
+        first_byte_seconds=0.5,
+        total_seconds=1.25,
+        tokens=Usage(input_tokens=10, output_tokens=5, total_tokens=15),
+    )
+    result = RunResult(state=RunState.DONE, text="answer", receipt=receipt)
+    assert roundtrip(result).receipt == receipt
+    assert roundtrip(RunResult(state=RunState.DONE, text="answer")).receipt is None

@@ -8,6 +8,7 @@ PATH is an empty directory (so the changeMode guardrail finds no git), and every
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -126,6 +127,19 @@ def in_memory(tmp_path: Path) -> InMemory:
         "GEMINI_RELAY_HOST": "off",  # the executor in this process: scripted backends reach it, nothing is spawned
     }
     return InMemory(tmp_path, project, ScriptedBackend(), env)
+
+
+# The receipt line every answer of a run ends with (format.receipt_line); tests of the text before it cut it off.
+RECEIPT_LINE = re.compile(r"\n\n— (?P<model>.+?)(?: \(asked (?P<asked>[^)]+)\))? via (?P<backend>\S+)"
+                          r"(?: \((?P<warm>warm|cold)\))? · [0-9.]+ s(?: · (?P<tokens>\d+) tokens)?"
+                          r"(?P<partial> · partial)? · (?:job|run) (?P<job>[0-9a-f]+)$")  # fmt: skip
+
+
+def without_receipt(text: str) -> str:
+    """`text` without its receipt line, which must be there, last."""
+    match = RECEIPT_LINE.search(text)
+    assert match is not None, text
+    return text[: match.start()]
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -45,6 +45,9 @@ class Script:
     ask: Question | None = None  # after the deltas, ask the run's caller this (as the warm CLI's permission request)
     events: Sequence[AgentEvent] = ()  # after the deltas, these as the upstream sent them (notices, tool calls)
     after_hold: Sequence[str] = ()  # deltas streamed once the hold is released
+    served: Sequence[str] = ()  # the models the upstream says answered (Finished.models: a silent fallback's witness)
+    partial: bool = False  # the upstream says the answer is incomplete (Finished.partial)
+    warm: bool | None = None  # the session was in a process already running (as the warm CLI says: SessionStarted)
 
 
 def answer(text: str, *, pieces: int = 1) -> Script:
@@ -115,7 +118,7 @@ class ScriptedBackend:
         self._sessions[session] = self._sessions.get(session, 0) + 1
         self._cwds.pop(session, None)
         self._cwds[session] = str(spec.cwd)
-        yield SessionStarted(session, model=spec.model or "gemini-2.5-pro")
+        yield SessionStarted(session, model=spec.model or "gemini-2.5-pro", warm=script.warm)
         for delta in script.deltas:
             yield TextDelta(delta)
         for event in script.events:
@@ -131,7 +134,15 @@ class ScriptedBackend:
             yield TextDelta(delta)
         if script.error is not None:
             raise script.error
-        yield Finished(ok=True, status="SUCCESS", usage=USAGE, num_turns=self._sessions[session], session_id=session)
+        yield Finished(
+            ok=True,
+            status="SUCCESS",
+            usage=USAGE,
+            num_turns=self._sessions[session],
+            session_id=session,
+            models=tuple(script.served),
+            partial=script.partial,
+        )
 
 
 @dataclass

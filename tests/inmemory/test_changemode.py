@@ -11,7 +11,7 @@ import pytest
 from gemini_relay.content.changemode import NO_EDITS_PREFIX
 from gemini_relay.core.spec import RunSpec
 from tests.git_repo import GitRepo
-from tests.inmemory.conftest import InMemory, text_of
+from tests.inmemory.conftest import InMemory, text_of, without_receipt
 from tests.inmemory.scripted import answer
 
 pytestmark = pytest.mark.anyio
@@ -91,7 +91,7 @@ async def test_an_answer_without_edit_blocks_is_returned_as_its_raw_text(relay: 
     relay.backend.queue(answer("I would not change anything."))
     async with relay.client() as client:
         result = await client.call_tool("gemini-ask", {"prompt": "anything?", "changeMode": True})
-    assert text_of(result) == f"{NO_EDITS_PREFIX}\n\nI would not change anything."
+    assert without_receipt(text_of(result)) == f"{NO_EDITS_PREFIX}\n\nI would not change anything."
 
 
 GIT = {"PATH": "/usr/bin:/bin"}  # the guardrail reads the working tree with git

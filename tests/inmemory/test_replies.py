@@ -11,12 +11,12 @@ import pytest
 
 from gemini_relay.core.events import RunNotice, ToolCall, ToolResult
 from tests.fakes.fake_gemini_api import UNICODE_TEXT
-from tests.inmemory.conftest import InMemory, text_of
+from tests.inmemory.conftest import InMemory, text_of, without_receipt
 from tests.inmemory.scripted import Script, answer
 
 pytestmark = pytest.mark.anyio
 
-THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+) \(pass it back to continue this thread\)$")
+THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+) \(pass it back to continue this thread\)$", re.MULTILINE)
 EFFORT = "effort low has no Gemini CLI equivalent; the model's default reasoning was used."
 AGENT = "agent reviewer is an agy feature; the Gemini CLI ran without it."
 SCHEMA = "jsonSchema: the Gemini CLI has no schema flag; the schema was given to the model as an instruction."
@@ -38,7 +38,7 @@ async def test_an_answer_ends_with_the_conversation_id_that_a_second_call_contin
 async def test_include_usage_appends_the_token_line(relay: InMemory) -> None:
     async with relay.client() as client:
         result = await client.call_tool("gemini-ask", {"prompt": "count", "includeUsage": True})
-    assert re.search(r"\n\n📊 \[Tokens: 12 in, 8 out \(3 thinking\)\]$", text_of(result))
+    assert re.search(r"\n\n📊 \[Tokens: 12 in, 8 out \(3 thinking\)\]$", without_receipt(text_of(result)))
 
 
 async def test_non_ascii_answers_arrive_intact(relay: InMemory) -> None:

@@ -69,11 +69,13 @@ async def test_every_data_tool_answers_structured_content_valid_against_its_own_
     assert (usage.structured_content or {})["usage"]["input_tokens"] == USAGE.input_tokens
 
 
-async def test_a_plain_answer_carries_no_structured_content(relay: InMemory) -> None:
+async def test_a_plain_answer_carries_its_text_and_its_receipt_as_structured_content(relay: InMemory) -> None:
     async with relay.client() as client:
         result = await client.call_tool("gemini-ask", {"prompt": "just text"})
-    assert result.structured_content is None
+    data = result.structured_content or {}
     assert [block.type for block in result.content] == ["text"]
+    assert data["text"] == text_of(result)  # the model that reads only the data reads the reply, receipt line too
+    assert set(data) == {"text", "receipt"} and data["receipt"]["backend"] == "gemini"
 
 
 async def test_gemini_models_lists_ids_for_model_and_pairs_each_with_its_label(

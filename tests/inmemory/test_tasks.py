@@ -28,6 +28,7 @@ JOBS = {"GEMINI_RELAY_TOOLSETS": "jobs"}
 FIXTURES = SERVE
 ASKS: dict[str, Any] = {"elicitation": {}}  # the client can show a form
 THREAD = re.compile(r"🧵 conversationId: [0-9a-f-]+")
+RECEIPT = re.compile(r"\n\n— [^\n]+$")
 BOUND = 30.0
 
 
@@ -39,6 +40,10 @@ def without_thread(result: dict[str, Any]) -> dict[str, Any]:
     """The result with its conversation id masked (each run starts a new conversation) and the server stamp off."""
     data = json.loads(THREAD.sub("🧵 conversationId: <id>", json.dumps(result, ensure_ascii=False)))
     data.pop("_meta", None)
+    data.get("structuredContent", {}).pop("receipt", None)  # another run: its own id and timings
+    for block in [*data["content"], data.get("structuredContent", {})]:
+        if "text" in block:
+            block["text"] = RECEIPT.sub("", block["text"])
     return dict(data)
 
 
@@ -169,10 +174,15 @@ async def test_a_client_without_tasks_sees_the_synchronous_shape_unchanged(relay
         result = await client.call("gemini-ask", {"prompt": "plain"})
     line = client.lines[-1]
     body = json.loads(line)["result"]
-    expected: dict[str, Any] = {"content": [{"text": text(body), "type": "text"}], "isError": False}
+    expected: dict[str, Any] = {
+        "content": [{"text": text(body), "type": "text"}],
+        "isError": False,
+        "structuredContent": {"text": text(body), "receipt": body["structuredContent"]["receipt"]},
+    }
     if version == MODERN:
         expected |= {"resultType": "complete", "_meta": body["_meta"]}
     assert result == expected
+    expected = {key: expected[key] for key in body}  # the wire's key order
     assert line == json.dumps({"jsonrpc": "2.0", "id": 2 if version == LEGACY else 1, "result": expected},
                               ensure_ascii=False, separators=(",", ":")).encode()  # fmt: skip
 

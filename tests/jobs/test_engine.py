@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +129,17 @@ async def start(tg: anyio.abc.TaskGroup, engine: RunEngine, prompt: str, **kwarg
     return submitted
 
 
+async def started(tg: anyio.abc.TaskGroup, engine: RunEngine, *scripts: Script, queued: int = 0) -> list[Submitted]:
+    """One run per script (its prompt is the script's key), in order; returns once all but the last `queued` run."""
+    backend = engine.backend(BackendName("gemini"))
+    assert isinstance(backend, ScriptedBackend)
+    prompts = {id(script): prompt for prompt, script in backend.scripts.items()}
+    runs = [await start(tg, engine, prompts[id(script)]) for script in scripts]
+    for script in scripts[: len(scripts) - queued]:
+        await script.started.wait()
+    return runs
+
+
 # --- admission ------------------------------------------------------------------------------------------------
 
 
@@ -239,7 +250,8 @@ async def test_a_successful_run_goes_queued_starting_running_done_and_reports_it
     assert record.elapsed == record.ended_at - record.started_at
     assert record.failure is None
     assert record.error is None
-    assert outcome == RunResult(
+    assert outcome.receipt is not None and outcome.receipt.run_id == record.run_id  # its fields: the receipt tests
+    assert replace(outcome, receipt=None) == RunResult(
         state=RunState.DONE,
         text="Hello world",
         conversation_id="sess-1",
@@ -324,7 +336,7 @@ async def test_a_partial_text_the_backend_set_itself_is_kept() -> None:
 async def test_a_backend_that_cannot_start_fails_the_record_and_frees_its_slot() -> None:
     backend = ScriptedBackend(BackendName("gemini"))
     backend.script("bad", error=BackendUnavailable("gemini is not installed")).release.set()
-    backend.script("good", after=[Finished(ok=True, status="SUCCESS")]).release.set()
+    backend.script("good", after=[Finished(ok=True, status="SUCCESS", text="ok")]).release.set()
     engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
     record = engine.new_record(spec("bad"), BackendName("gemini"))
     with anyio.fail_after(BOUND):
@@ -589,10 +601,7 @@ async def test_cancelling_one_run_by_id_leaves_the_others_running() -> None:
     engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=2)
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
-            run_a = await start(tg, engine, "a")
-            run_b = await start(tg, engine, "b")
-            await a.started.wait()
-            await b.started.wait()
+            run_a, run_b = await started(tg, engine, a, b)
             assert engine.cancel(run_a.record.run_id, "gemini-ask was cancelled by its job")
             assert not engine.cancel("no-such-run", "x")
             await run_a.done.wait()
@@ -600,3 +609,45 @@ async def test_cancelling_one_run_by_id_leaves_the_others_running() -> None:
             b.release.set()
     assert isinstance(run_a.error, RunCancelled) and run_a.error.message == "gemini-ask was cancelled by its job"
     assert run_b.record.state is RunState.DONE
+
+
+# --- receipts -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_receipt_times_the_queue_the_first_answer_event_and_the_whole_run() -> None:
+    backend = ScriptedBackend(BackendName("gemini"))
+    first = backend.script("first")
+    second = backend.script("second", after=(TextDelta("hi"), Finished(ok=True, status="SUCCESS", usage=USAGE)))
+    engine = RunEngine({BackendName("gemini"): backend}, max_concurrent=1)
+    with anyio.fail_after(BOUND):
+        async with anyio.create_task_group() as tg:
+            run_first, run_second = await started(tg, engine, first, second, queued=1)
+            assert run_second.record.state is RunState.QUEUED
+            first.release.set()  # the second waited in the queue for this
+            await second.started.wait()
+            second.release.set()
+    assert run_first.outcome is not None and run_second.outcome is not None
+    receipt = run_second.outcome.receipt
+    assert receipt is not None and receipt.run_id == run_second.record.run_id
+    record = run_second.record
+    assert record.started_at is not None and record.first_output_at is not None
+    assert receipt.queued_seconds == record.started_at - record.created_at > 0
+    assert receipt.first_byte_seconds == record.first_output_at - record.started_at
+    assert receipt.total_seconds >= receipt.queued_seconds + receipt.first_byte_seconds
+    assert (receipt.tokens, receipt.backend, receipt.warm, receipt.job_id) == (USAGE, "gemini", False, None)
+
+
+def test_a_process_that_served_the_run_says_warm_or_cold_and_the_first_answer_event_is_timed_once() -> None:
+    record = new_record()
+    record.apply(Spawned(7, warm=True))
+    record.apply(SessionStarted("s", "m"))  # the session is not an answer: not timed
+    assert (record.warm, record.first_output_at) == (True, None)
+    record.apply(TextDelta("a"))
+    first = record.first_output_at
+    record.apply(TextDelta("b"))
+    assert first is not None and record.first_output_at == first
+    warm_session = new_record()
+    warm_session.apply(SessionStarted("s", "m", warm=False))  # the warm CLI's word for a process booted for it
+    assert warm_session.warm is False
+    assert new_record().warm is None  # no process said anything: the API

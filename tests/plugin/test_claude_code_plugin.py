@@ -46,7 +46,12 @@ def test_the_plugin_offers_the_relay_tools_and_ask_expands_into_a_gemini_ask_cal
     sent = user_text(calling)
     assert "Call the `gemini-ask` tool of the gemini-relay MCP server once" in sent  # the command's prompt
     assert "Question:\nWhat is 2+2?" in sent
-    assert fake.result_text().startswith("Gemini response:\nHello from fake Gemini! You said: What is 2+2?")
+    seen = json.loads(fake.result_text())  # Claude Code hands its model the structuredContent alone
+    assert seen["text"].startswith("Gemini response:\nHello from fake Gemini! You said: What is 2+2?")
+    receipt = seen["receipt"]
+    line = f"— {receipt['model']} via {receipt['backend']} · {receipt['total_seconds']:.1f} s · 23 tokens · job "
+    assert seen["text"].endswith(line + receipt["job_id"]), seen["text"]
+    assert "End with the receipt line" in sent  # and the command asks Claude to show it
 
 
 def test_delegate_starts_a_durable_job_and_the_model_gets_its_id_at_once(home: Path, relay: Relay) -> None:

@@ -1,4 +1,5 @@
-"""Structured content: every data tool declares an outputSchema and no other tool does; a file a run writes (agy's
+"""Structured content: every data tool and every tool that runs a model declares an outputSchema (with the shared
+receipt) and no other tool does; a file a run writes (agy's
 image) comes back as a resource_link. That each answer validates against its schema, and a plain answer carries no
 structured content: tests/inmemory/test_structured_content.py."""
 
@@ -11,7 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from gemini_relay.core.vocabulary import Toolset
-from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA, MEDIA
+from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA, MEDIA, RECEIPT
 from gemini_relay.tools.registry import registry
 from tests.harness import Relay
 
@@ -28,8 +29,13 @@ DATA_TOOLS = {
     "gemini-status",
     "gemini-wait",
     "gemini-jobs",
+    "gemini-quota",
     "gemini-usage",
 }
+# The tools that run a model: each declares a schema too, for the receipt every answer carries (docs/tools.md).
+RUNS_A_MODEL = {"gemini-ask", "gemini-plan", "gemini-brainstorm", "gemini-image", "gemini-review", "gemini-search"}
+# The tools whose answer comes from runs, and so declares their receipt.
+WITH_RECEIPT = RUNS_A_MODEL | {"gemini-structured", "gemini-consensus", "gemini-run", "gemini-status", "gemini-wait"}
 ALL = {"GEMINI_RELAY_TOOLSETS": "jobs,review"}
 
 
@@ -38,14 +44,20 @@ def valid(schema: dict[str, Any], data: Any) -> None:
     assert not errors, (errors, data)
 
 
-def test_each_data_tool_declares_a_valid_output_schema_and_no_other_tool_does() -> None:
+def test_data_tools_and_tools_running_a_model_declare_a_schema_with_the_receipt_and_no_other_tool_does() -> None:
     tools = registry(test_tools=False, toolsets=frozenset(Toolset))
     declared = {t.name for t in tools if t.output_schema is not None}
-    assert declared == DATA_TOOLS
+    assert declared == DATA_TOOLS | RUNS_A_MODEL
     for tool in tools:
         if tool.output_schema is not None:
             Draft202012Validator.check_schema(tool.output_schema)
             assert tool.output_schema["type"] == "object"  # structuredContent is always an object
+            if tool.name in WITH_RECEIPT:
+                assert tool.output_schema["properties"]["receipt"] == {"$ref": "#/$defs/receipt"}, tool.name
+                assert tool.output_schema["$defs"]["receipt"] is RECEIPT  # one declaration, shared
+            else:  # answered without a run: no receipt to declare
+                assert "receipt" not in tool.output_schema["properties"], tool.name
+                assert "receipt" not in tool.output_schema.get("$defs", {}), tool.name
     Draft202012Validator.check_schema(ANSWER_SCHEMA)
     Draft202012Validator.check_schema(MEDIA)
 

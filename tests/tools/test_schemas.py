@@ -22,6 +22,7 @@ from gemini_relay.tools.core.timeout_test import TimeoutTestInput
 from gemini_relay.tools.jobs.apply import WorktreeInput
 from gemini_relay.tools.jobs.cancel import CancelJobInput
 from gemini_relay.tools.jobs.jobs import JobsInput
+from gemini_relay.tools.jobs.quota import QuotaInput
 from gemini_relay.tools.jobs.run import RunInput
 from gemini_relay.tools.jobs.status import StatusInput
 from gemini_relay.tools.jobs.wait import WaitInput
@@ -55,6 +56,7 @@ MINIMAL: dict[type[ToolInput], dict[str, Any]] = {
     WorktreeInput: {"branch": "gemini-relay/wt-0123456789ab"},
     WaitInput: {"jobId": "j1"},
     JobsInput: {},
+    QuotaInput: {},
     CancelJobInput: {},
     TimeoutTestInput: {"duration": 10},
     AssessInput: {},

@@ -7,6 +7,7 @@ import time
 import uuid
 from pathlib import Path
 
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
@@ -22,9 +23,13 @@ def new_job(store: FileJobStore, cwd: Path, tool: str = "gemini-run", model: str
     return job_id
 
 
-def finished_job(store: FileJobStore, cwd: Path, text: str, files: tuple[Path, ...] = (), **meta: str) -> str:
+def finished_job(
+    store: FileJobStore, cwd: Path, text: str, files: tuple[Path, ...] = (), receipt: Receipt | None = None, **meta: str
+) -> str:
     job_id = new_job(store, cwd, **meta)
-    result = RunResult(state=RunState.DONE, text=text, conversation_id="conv-1", model="gemini-2.5-pro")
+    result = RunResult(
+        state=RunState.DONE, text=text, conversation_id="conv-1", model="gemini-2.5-pro", receipt=receipt
+    )
     now = time.time()
     store.write_result(job_id, JobResult(result, started_at=now - 3.2, ended_at=now))
     if files:

@@ -40,10 +40,18 @@ EVENT_TIMEOUT = 30.0
 _CONVERSATION = re.compile(r"(🧵 conversationId: )\S+")
 
 
+_RECEIPT = re.compile(r"\n\n— [^\n]+$")  # the receipt line (format.receipt_line)
+
+
 def wire(result: types.CallToolResult) -> dict[str, Any]:
-    """The result as a client sees it on the wire, with the per-run conversation id masked."""
+    """The result as a client sees it on the wire, with the per-run conversation id and receipt masked."""
     dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return json.loads(_CONVERSATION.sub(r"\1<id>", json.dumps(dumped, ensure_ascii=False)))  # type: ignore[no-any-return]
+    dumped.get("structuredContent", {}).pop("receipt", None)  # another run: its own job id and times
+    masked: dict[str, Any] = json.loads(_CONVERSATION.sub(r"\1<id>", json.dumps(dumped, ensure_ascii=False)))
+    for block in [*masked["content"], masked.get("structuredContent", {})]:
+        if "text" in block:
+            block["text"] = _RECEIPT.sub("\n\n— <receipt>", block["text"])
+    return masked
 
 
 async def _describe(client: Client) -> tuple[str | None, str | None, list[str], str]:

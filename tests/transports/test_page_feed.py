@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.transports.page.feed import TAIL_BYTES, JobFeed
 from tests.transports.page_jobs import finished_job, running_job
@@ -59,3 +60,14 @@ def test_media_outside_the_roots_is_not_listed_even_when_recorded(tmp_path: Path
     job = finished_job(store, tmp_path, "done", (outside, tmp_path / "root" / "in.mp3", Path("relative.mp3")))
     assert JobFeed(store, (tmp_path / "root",)).media(job) == []
     assert [m.kind for m in JobFeed(store, (tmp_path,)).media(job)] == ["audio", "audio"]
+
+
+def test_a_finished_job_shows_the_receipt_of_the_run_that_answered(tmp_path: Path) -> None:
+    store = FileJobStore(tmp_path / "state")
+    run = Receipt(backend="gemini", run_id="0123456789ab", job_id="0123456789ab", model="gemini-2.5-pro", warm=True,
+                  total_seconds=1.2)  # fmt: skip
+    finished_job(store, tmp_path, "the answer", receipt=run)
+    finished_job(store, tmp_path, "an answer recorded before receipts")
+    rows = JobFeed(store, (tmp_path,)).snapshot()["jobs"]
+    line = "— gemini-2.5-pro via gemini (warm) · 1.2 s · job 0123456789ab"
+    assert sorted(r["receipt"] or "" for r in rows) == ["", line]

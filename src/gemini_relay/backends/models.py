@@ -60,5 +60,17 @@ def served_notice(upstream: str, requested: str | None, served: Sequence[str]) -
     )
 
 
+def served_model(asked: str | None, served: Sequence[str]) -> str | None:
+    """The model that answered: of those the upstream says served the run, the one asked for when it is among them
+    (a CLI calls helper models too), else the first; `asked` when the upstream names none."""
+    if not served:
+        return asked
+    want = _bare(asked) if asked else None
+    for have in served:
+        if want is not None and (_bare(have).startswith(want) or want.startswith(_bare(have))):
+            return have
+    return served[0]
+
+
 def _bare(model: str) -> str:
     return model.strip().casefold().removeprefix("models/")

@@ -18,6 +18,7 @@ from gemini_relay.backends.models import GEMINI_ALIASES
 from gemini_relay.content.rate_card import RateCard, estimate_cost
 from gemini_relay.content.rate_card import Usage as CostUsage
 from gemini_relay.core.events import Usage
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.tokens import TokenCount
 from gemini_relay.core.vocabulary import BackendName
 
@@ -94,6 +95,7 @@ class Outcome:
     model: str | None = None  # the model the upstream reports it ran
     usage: Usage | None = None
     job_id: str | None = None
+    receipt: Receipt | None = None  # the run's, when it answered
     value: Any = None  # the backend's parsed JSON answer (a synthesis asked for JSON), when it gave one
     has_value: bool = False
 

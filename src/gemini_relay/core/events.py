@@ -23,6 +23,7 @@ class SessionStarted:
 
     session_id: str
     model: str | None = None
+    warm: bool | None = None  # a session in a process already running (True) or one booted for this run (False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +78,11 @@ class RunNotice:
 
 @dataclass(frozen=True, slots=True)
 class Spawned:
-    """The upstream process started (the run is now `running`); `pid` leads its own process group."""
+    """A process serves the run (the run is now `running`); `pid` leads its own process group. `warm`: it was
+    running before this run (a kept process took the turn) rather than started for it."""
 
     pid: int
+    warm: bool = False
 
 
 @dataclass(frozen=True, slots=True)

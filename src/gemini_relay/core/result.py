@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from gemini_relay.core.events import Usage
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
 
@@ -82,6 +83,7 @@ class RunResult:
     has_structured_output: bool = False
     failure: Failure | None = None
     files: tuple[str, ...] = ()  # absolute paths of the files the run wrote (media generations)
+    receipt: Receipt | None = None  # what the run was (core/receipt.py); None for a run that never got an answer
 
     @classmethod
     def from_error(
@@ -129,6 +131,7 @@ class RunResult:
             "structured_output": self.structured_output,
             "has_structured_output": self.has_structured_output,
             "files": list(self.files),
+            "receipt": self.receipt.to_json() if self.receipt else None,
             "failure_kind": failure.kind.value if failure else None,
             "error": failure.message if failure else None,
             "failure_reason": failure.reason.value if failure and failure.reason else None,
@@ -157,6 +160,7 @@ class RunResult:
                 timeout_seconds=data.get("timeout_seconds"),
             )
         usage = data.get("usage")
+        receipt = data.get("receipt")
         return cls(
             state=state,
             text=data.get("text") or "",
@@ -171,6 +175,7 @@ class RunResult:
             has_structured_output=bool(data.get("has_structured_output", False)),
             failure=failure,
             files=tuple(str(f) for f in data.get("files") or ()),
+            receipt=Receipt.from_json(receipt) if isinstance(receipt, dict) else None,
         )
 
 

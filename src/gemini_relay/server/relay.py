@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from gemini_relay import __version__
 from gemini_relay.core.vocabulary import FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
-from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices
+from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices, with_receipt
 from gemini_relay.log import describe_call, logger
 from gemini_relay.server.asking import asking_caller
 from gemini_relay.server.channel import CallChannel
@@ -36,6 +36,7 @@ from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extensi
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.definition import AnyTool
 from gemini_relay.tools.common.model_view import model_view
+from gemini_relay.tools.common.output_schemas import receipt_fields
 from gemini_relay.tools.common.progress import CallProgress, SendProgress, run_with_keepalive
 from gemini_relay.tools.registry import registry
 
@@ -176,14 +177,18 @@ class RelayServer:
             logger.exception("%s crashed", name)
             return _error(name, "internal error in gemini-relay (details are in the server log)")
         call.ok = True
-        text = reply.text
+        receipts = reply.receipts if reply.receipt_line else ()
+        text = with_receipt(reply.text, receipts)
         notice = self.deps.registry.take_notice()
         if notice:
             text = with_notices([notice], text)
         structured = None
-        if reply.structured is not None:  # the model may see nothing else: it carries the reply too
-            shown = reply.text if reply.model_text is None else reply.model_text
-            structured = model_view(reply.structured, with_notices([notice], shown) if notice else shown)
+        # A declared outputSchema obliges structured content on every success; the model may see nothing else, so
+        # it carries the reply too, and the receipts of the runs it came from.
+        if reply.structured is not None or tool.output_schema is not None:
+            shown = with_receipt(reply.text if reply.model_text is None else reply.model_text, receipts)
+            data = {**(reply.structured or {}), **receipt_fields(reply.receipts)}
+            structured = model_view(data, with_notices([notice], shown) if notice else shown)
         content: list[ContentBlock] = [types.TextContent(type="text", text=text)]
         content += [_file_link(path) for path in reply.files]
         for link in reply.links:

@@ -76,6 +76,8 @@ async def drive(adapter: Adapter, backend: Backend, spec: RunSpec) -> Run:
             if scope.cancelled_caught:  # what jobs/engine/engine.py does for such a backend
                 raise RunTimedOut(backend.command, spec.timeout_seconds, partial_text=text_of(seen))
         except RunFailed as exc:
+            if not exc.partial_text:  # as the engine does (jobs/engine/active.py): the run's record holds the text
+                exc.partial_text = text_of(seen)
             error = exc
     return Run(seen, error, time.monotonic() - started)
 

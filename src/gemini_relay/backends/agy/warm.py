@@ -134,10 +134,11 @@ class WarmAgyBackend(AgyBackend):
             # written) before a new one continues the conversation.
             with anyio.CancelScope(shield=True):
                 await self._stop(stale)
+        reused = live is not None
         live = live or await self._spawn(inv.argv, cwd, key)
         parked = False
         try:
-            yield seen.apply(Spawned(live.pid))
+            yield seen.apply(Spawned(live.pid, warm=reused))
             offset = live.stderr_size()
             async with aclosing(
                 _turn(live, inv.stdin, seen, decoder, run, offset, self._settings.kill_grace)

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gemini_relay.core.events import AgentEvent, Finished
+from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, Spawned
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.streams.transcript import Transcript
 
@@ -39,6 +39,8 @@ class RunRecord(Transcript):
     created_at: float = field(default_factory=time.monotonic)
     started_at: float | None = None
     ended_at: float | None = None
+    first_output_at: float | None = None  # the upstream's first answer event (text, a tool step, its verdict)
+    warm: bool | None = None  # whether a process already running served the run (None: no process, the API)
     failure: FailureReason | None = None
     error: str | None = None
     reused_job: bool = False  # an idempotency key matched an existing job: run_id names that job
@@ -54,6 +56,10 @@ class RunRecord(Transcript):
             self.state = RunState.RUNNING
         if isinstance(event, Finished):
             self.partial = self.partial or event.partial
+        if isinstance(event, Spawned) or (isinstance(event, SessionStarted) and event.warm is not None):
+            self.warm = event.warm
+        elif self.first_output_at is None and not isinstance(event, (SessionStarted, RunNotice)):
+            self.first_output_at = time.monotonic()
         if self.listener is not None:
             self.listener(event)
         return event

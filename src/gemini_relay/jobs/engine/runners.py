@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import anyio
 
 from gemini_relay.backends.base import Backend
+from gemini_relay.backends.models import served_model, served_notice
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunFailed
@@ -82,15 +85,18 @@ async def consume(backend: Backend, record: RunRecord) -> None:
         raise RunFailed(f"{backend.command} ended without a final result", reason=FailureReason.BACKEND_ERROR)
 
 
-def outcome_from_record(record: RunRecord) -> RunResult:
-    """The result of a run whose backend finished, with every upstream signal turned into a notice (or a failure).
+def outcome_from_record(record: RunRecord, job_id: str | None = None) -> RunResult:
+    """The result of a run whose backend finished, with every upstream signal turned into a notice (or a failure),
+    and its receipt (`job_id`: the stored job the run is).
 
     Raises:
-        RunFailed: the answer is empty and the upstream reported errors on the way: those errors are the outcome.
+        RunFailed: the answer is empty: never a success without the upstream's words (the errors it reported on the
+            way, when it did, are the failure's message).
     """
     _note_run_findings(record)
     finished = record.finished
     return RunResult(
+        receipt=receipt_of(record, job_id),
         state=RunState.DONE,
         text=record.text,
         conversation_id=record.session_id,
@@ -114,15 +120,48 @@ def _note_run_findings(record: RunRecord) -> None:
     finished = record.finished
     if finished is not None and finished.status not in ("SUCCESS", ""):
         record.note(f"The run finished with status {finished.status}.")
-    empty = not record.text.strip() and not (finished is not None and finished.has_structured_output)
+    answered = finished is not None and (finished.has_structured_output or bool(finished.files))
+    empty = not record.text.strip() and not answered
     if empty and record.stream_errors:
         raise RunFailed(
             f"{record.backend} finished without an answer after reporting: {'; '.join(record.stream_errors)}",
             reason=FailureReason.BACKEND_ERROR,
         )
+    if empty:  # a success with no words would let the caller answer in the upstream's name
+        said = [*record.stream_warnings, *record.notices]
+        raise RunFailed(
+            f"{record.backend} finished without any answer text"
+            + (f" (it said: {'; '.join(dict.fromkeys(said))})" if said else ""),
+            reason=FailureReason.BACKEND_ERROR,
+            recovery="Nothing came back to relay: retry, or rephrase the request.",
+        )
     for message in record.stream_errors:
         record.note(f"The upstream reported an error during the run: {message}")
     for message in record.stream_warnings:
         record.note(f"The upstream warned: {message}")
-    if empty:
-        record.note("The upstream finished without any answer text.")
+
+
+def receipt_of(record: RunRecord, job_id: str | None = None) -> Receipt:
+    """The run's receipt as it ends: served model (the upstream's witnesses), warm or cold, timings, tokens."""
+    finished = record.finished
+    asked = record.model or record.spec.model  # as the run resolved it (an alias becomes its id)
+    witnesses = finished.models if finished else ()
+    differs = served_notice(record.backend, asked, witnesses) is not None  # the fallback the upstream did not say
+    now = time.monotonic()
+    admitted = record.started_at or record.created_at
+    return Receipt(
+        backend=record.backend,
+        run_id=record.run_id,
+        job_id=job_id,
+        model=served_model(asked, witnesses),
+        requested_model=(record.spec.model or asked) if differs else None,
+        effort=record.spec.effort,
+        conversation_id=record.session_id,
+        finish_reason=(finished.status if finished else "") or "SUCCESS",
+        partial=record.partial,
+        warm=record.warm,
+        queued_seconds=max(admitted - record.created_at, 0.0),
+        first_byte_seconds=None if record.first_output_at is None else max(record.first_output_at - admitted, 0.0),
+        total_seconds=now - record.created_at,
+        tokens=finished.usage if finished else None,
+    )

@@ -235,7 +235,7 @@ class HostedRunner(JobManager):
             await consume(backend, record)
         finally:
             ASKER.reset(token)
-        return outcome_from_record(record)
+        return outcome_from_record(record, job_id)
 
     def _unrecordable(self, exc: OSError | JobNotFound, record: RunRecord) -> RunFailed:
         logger.warning("Job %s failed: its record could not be written (%s)", record.run_id, _why(exc))

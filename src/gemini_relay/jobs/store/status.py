@@ -87,6 +87,7 @@ def _outcome_json(result: RunResult, reason: FailureReason | None) -> dict[str, 
         "notices": list(result.notices) or None,
         "structured_output": result.structured_output if result.has_structured_output else None,
         "files": list(result.files) or None,
+        "receipt": result.receipt.to_json() if result.receipt else None,
     }
 
 

@@ -16,6 +16,7 @@ from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.content.worktree import Worktrees
 from gemini_relay.content.worktree_reap import reap as reap_worktrees
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.host.attach import HostedJobManager
@@ -171,3 +172,7 @@ class Reply:
     # structuredContent's `text` when it is not the text block: the text less a part `structured` holds whole (a
     # finished job's answer is its `result`), so the model does not read it twice (model_view.py).
     model_text: str | None = None
+    # The runs the answer came from, the one whose words it is last: the server ends the text with their receipt line
+    # and puts them in structuredContent (`receipt`, and `receipts` when there were several).
+    receipts: tuple[Receipt, ...] = ()
+    receipt_line: bool = True  # False: the text is the answer alone (JSON a program parses); the data has the receipt

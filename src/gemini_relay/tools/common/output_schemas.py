@@ -2,29 +2,25 @@
 
 The text block stays in every reply, for people and for clients that read only text; structuredContent carries the
 data — and, first, `text`: the reply as the calling model must see it (model_view.py says why; the server fills it).
-Every schema here is built by `reply_schema`, which declares that field, so no data tool can leave it out.
-Tools whose structured part is optional per call (gemini-ask's jsonSchema answers and usage, gemini-plan's usage, a
-media generation) declare no outputSchema, because a declared schema obliges every successful answer to carry
-structured content; their structured content follows ANSWER_SCHEMA and MEDIA.
+Every schema here is built by `reply_schema`, which declares that field and the run's receipt, so no data tool can
+leave them out. A declared schema obliges every successful answer to carry structured content, so the server adds it
+(the text, the receipt) to a tool's reply that has no data of its own: every tool that runs a model declares one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 from gemini_relay.core.events import Usage
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.tools.common.model_view import TEXT
 
 _STR = {"type": "string"}
 _INT = {"type": "integer", "minimum": 0}
 _STRS = {"type": "array", "items": _STR}
 _NULLABLE_STR = {"type": ["string", "null"]}
-
-
-def reply_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An object schema of `properties` with `text` first: the model's view of the reply (model_view.py)."""
-    return {"type": "object", "properties": {"text": TEXT, **properties}, "required": ["text", *required]}
 
 
 USAGE: dict[str, Any] = {
@@ -38,6 +34,51 @@ USAGE: dict[str, Any] = {
     },
     "required": ["input_tokens", "output_tokens"],
 }
+_NUMBER = {"type": "number"}
+# The run an answer came from (core/receipt.py; docs/tools.md "Receipts"): declared once per schema in `$defs`, kept
+# short since clients send schemas along with the tool list.
+RECEIPT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **dict.fromkeys(("backend", "run_id", "finish_reason"), _STR),
+        **dict.fromkeys(("model", "requested_model", "effort", "job_id", "conversation_id"), _NULLABLE_STR),
+        "partial": {"type": "boolean"},
+        "warm": {"type": ["boolean", "null"]},
+        "queued_seconds": _NUMBER,
+        "first_byte_seconds": {"type": ["number", "null"]},
+        "total_seconds": _NUMBER,
+        "tokens": {"type": ["object", "null"]},  # the run's usage: USAGE's fields
+    },
+    "required": ["backend", "model", "run_id", "partial", "warm", "total_seconds"],
+}
+_RECEIPT_REF = {"$ref": "#/$defs/receipt"}
+
+
+def reply_schema(properties: dict[str, Any], required: list[str], *, runs: bool = True) -> dict[str, Any]:
+    """An object schema of `properties` with `text` first: the model's view of the reply (model_view.py); then, for
+    a tool whose answer comes from runs (`runs`), the receipt of the run and of all of them when there were several
+    (server/relay.py fills both)."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"text": TEXT, **properties},
+        "required": ["text", *required],
+    }
+    if runs:
+        schema["properties"] |= {"receipt": _RECEIPT_REF, "receipts": {"items": _RECEIPT_REF}}
+        schema["$defs"] = {"receipt": RECEIPT}
+    return schema
+
+
+def receipt_fields(receipts: Sequence[Receipt]) -> dict[str, Any]:
+    """structuredContent's receipt fields: `receipt` (the run whose words the answer is: the last), and `receipts`
+    (every run, in order) when there were several."""
+    if not receipts:
+        return {}
+    fields: dict[str, Any] = {"receipt": receipts[-1].to_json()}
+    if len(receipts) > 1:
+        fields["receipts"] = [r.to_json() for r in receipts]
+    return fields
+
 
 _QUOTA_LEVEL = {"enum": ["ok", "low", "critical", "exhausted"]}
 _QUOTA_GROUP: dict[str, Any] = {
@@ -140,6 +181,7 @@ JOB_LIST: dict[str, Any] = reply_schema(
         "count": _INT,
     },
     ["jobs", "count"],
+    runs=False,
 )
 ASSESSMENT: dict[str, Any] = reply_schema(
     {
@@ -167,6 +209,7 @@ ASSESSMENT: dict[str, Any] = reply_schema(
         "resolvedCwd": _STR,
     },
     ["diffSource", "diffStat", "changedFiles", "complexity", "diffKind", "suggestions"],
+    runs=False,
 )
 MODELS: dict[str, Any] = reply_schema(
     {
@@ -180,6 +223,7 @@ MODELS: dict[str, Any] = reply_schema(
         },
     },
     ["backend", "notices"],
+    runs=False,
 )
 CONVERSATIONS: dict[str, Any] = reply_schema(
     {
@@ -195,6 +239,7 @@ CONVERSATIONS: dict[str, Any] = reply_schema(
         "notices": _STRS,
     },
     ["source", "conversations", "notices"],
+    runs=False,
 )
 DOCTOR: dict[str, Any] = reply_schema(
     {
@@ -211,6 +256,7 @@ DOCTOR: dict[str, Any] = reply_schema(
         "problems": _STRS,
     },
     ["version", "activeBackend", "sections", "ready", "problems"],
+    runs=False,
 )
 _VALUE = {"description": "The JSON answer; it validates against the call's own schema."}
 STRUCTURED: dict[str, Any] = reply_schema(
@@ -253,6 +299,8 @@ _DRY_RUN = {
 ANSWER_SCHEMA: dict[str, Any] = reply_schema(
     {"value": _VALUE, "usage": USAGE, "conversationId": _STR, "dryRun": _DRY_RUN, "context": _CONTEXT}, []
 )
+PLAN_SCHEMA: dict[str, Any] = reply_schema({"usage": USAGE}, [])  # gemini-plan: the usage it was asked for
+TEXT_ANSWER: dict[str, Any] = reply_schema({}, [])  # an answer that is its text (and the run's receipt)
 _MEDIA_PROPERTIES: dict[str, Any] = {
     "job_id": _STR,
     "state": _JOB_PROPERTIES["state"],
@@ -289,6 +337,7 @@ USAGE_REPORT: dict[str, Any] = reply_schema(
         "note": _STR,
     },
     ["calls", "input_tokens", "output_tokens", "estimated_usd", "unpriced_calls"],
+    runs=False,
 )
 
 

@@ -16,6 +16,7 @@ from gemini_relay.content.git_diff import GitError, git_env
 from gemini_relay.content.guardrail import Snapshot, WriteCheck, compare, take_snapshot
 from gemini_relay.content.inline import InlineResult, inline_references
 from gemini_relay.content.structured import load_schema
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
@@ -61,6 +62,10 @@ class PromptResult:
     record: RunRecord
     writes: WriteCheck | None = None  # None: not asked for, or the project is not a git working tree
     fallback_model: str | None = None  # set when the fallback model gave this answer
+
+    @property
+    def receipts(self) -> tuple[Receipt, ...]:
+        return (self.outcome.receipt,) if self.outcome.receipt is not None else ()
 
 
 async def run_prompt(deps: Deps, call: CallProgress, request: PromptRequest) -> PromptResult:

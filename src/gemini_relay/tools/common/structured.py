@@ -22,6 +22,7 @@ from gemini_relay.content.structured import (
     repair_prompt,
     validation_errors,
 )
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.result import RunResult
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.progress import CallProgress
@@ -36,6 +37,7 @@ class StructuredAnswer:
     repaired: bool
     model: str | None
     conversation_id: str | None  # the thread the answer came from (the text carries none: it is the JSON alone)
+    receipts: tuple[Receipt, ...]  # the run, and the repair turn's when there was one
 
 
 async def run_structured(
@@ -46,7 +48,8 @@ async def run_structured(
     first = await run_prompt(deps, call, replace(request, json_schema=schema))
     value, text, problems = _check(validator, first.outcome)
     if not problems:
-        return StructuredAnswer(value, text, first.notices, False, _model(first), first.outcome.conversation_id)
+        thread = first.outcome.conversation_id
+        return StructuredAnswer(value, text, first.notices, False, _model(first), thread, first.receipts)
     thread = first.outcome.conversation_id
     retry = replace(
         request,
@@ -64,7 +67,7 @@ async def run_structured(
         raise StructuredOutputError(failure_text(problems, text))
     notices = tuple(dict.fromkeys(first.notices + second.notices))
     thread = second.outcome.conversation_id or thread
-    return StructuredAnswer(value, text, notices, True, _model(second), thread)
+    return StructuredAnswer(value, text, notices, True, _model(second), thread, first.receipts + second.receipts)
 
 
 def _check(validator: Validator, outcome: RunResult) -> tuple[Any, str, list[str]]:

@@ -29,7 +29,7 @@ from gemini_relay.tools.common.dry_run import dry_run_reply
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, Isolation, PathText, PromptOptions
 from gemini_relay.tools.common.isolation import isolate, run_isolated, worktree_data, worktree_text
 from gemini_relay.tools.common.output_file import output_target, write_output
-from gemini_relay.tools.common.output_schemas import answer_data
+from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA, answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
 from gemini_relay.tools.common.structured import run_structured
@@ -122,11 +122,19 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         )
         if written:
             meta = {**(meta or {}), "outputFile": str(target)}
-        return Reply(with_notices(notices, f"{RESPONSE_PREFIX}\n{body}"), meta, structured=data)
+        return Reply(
+            with_notices(notices, f"{RESPONSE_PREFIX}\n{body}"),
+            meta,
+            structured=data,
+            receipts=answer.receipts,
+            receipt_line=False,  # a JSON answer carries no trailing markers (the data has the receipt)
+        )
     result = await run_prompt(deps, call, request)
     outcome = result.outcome
     if args.change_mode:
-        reply = _changemode_reply(deps, outcome, own + result.notices, index, result.writes)
+        reply = replace(
+            _changemode_reply(deps, outcome, own + result.notices, index, result.writes), receipts=result.receipts
+        )
         return replace(reply, meta={**(reply.meta or {}), **(meta or {})}) if meta else reply
     body, written = (
         (outcome.text, False) if target is None else write_output(target, outcome.text, overwrite=args.overwrite)
@@ -139,7 +147,7 @@ async def ask(deps: Deps, args: AskInput, call: CallProgress) -> Reply:
         conversation_id=outcome.conversation_id,
         usage=outcome.usage if args.include_usage else None,
     )
-    reply = paginate(deps, text, meta)
+    reply = replace(paginate(deps, text, meta), receipts=result.receipts)
     data = answer_data(usage=outcome.usage, conversation_id=outcome.conversation_id) if args.include_usage else None
     return replace(reply, structured=data) if data else reply
 
@@ -208,5 +216,6 @@ TOOL = ToolDef(
     read_only=False,
     destructive=True,
     prompt_description="Ask Gemini a question or hand it a review, with optional model, effort, mode and schema.",
+    output_schema=ANSWER_SCHEMA,
     when=When(10, "questions, analysis, reviews and edits; @path sends project files along"),
 )

@@ -12,6 +12,7 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, ToolInput
+from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
 
@@ -53,7 +54,7 @@ async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> R
             explicit=frozenset(args.model_fields_set),
         ),
     )
-    return Reply(gemini_reply(result.outcome.text, notices=result.notices, prefixed=False))
+    return Reply(gemini_reply(result.outcome.text, notices=result.notices, prefixed=False), receipts=result.receipts)
 
 
 TOOL = ToolDef(
@@ -64,5 +65,6 @@ TOOL = ToolDef(
     handler=brainstorm,
     read_only=True,
     prompt_description="Brainstorm ideas on a challenge with Gemini.",
+    output_schema=TEXT_ANSWER,
     when=When(30, "ideas with a methodology"),
 )

@@ -21,6 +21,7 @@ from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText
+from gemini_relay.tools.common.output_schemas import MEDIA
 from gemini_relay.tools.common.path_args import check_destination
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
@@ -76,7 +77,9 @@ async def image(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     data: dict[str, Any] = {"path": str(path), "files": [str(path)], "model": result.record.model}
     if notices:
         data["notices"] = list(dict.fromkeys(notices))
-    return Reply(with_notices(notices, body), {"path": str(path)}, structured=data, files=(path,))
+    return Reply(
+        with_notices(notices, body), {"path": str(path)}, structured=data, files=(path,), receipts=result.receipts
+    )
 
 
 def _record_file(deps: Deps, job_id: str, path: Path) -> None:
@@ -178,6 +181,7 @@ TOOL = ToolDef(
     handler=image,
     read_only=False,
     prompt_description="Generate an image with Gemini and save it to a file.",
+    output_schema=MEDIA,
     when=When(
         40,
         lambda upstream: "an image file" + ("" if upstream.makes_images else ", made by the Gemini API (an API key)"),

@@ -10,7 +10,7 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import images_field, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
-from gemini_relay.tools.common.output_schemas import answer_data
+from gemini_relay.tools.common.output_schemas import PLAN_SCHEMA, answer_data
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
 from gemini_relay.tools.media.prompt_images import gather_images
@@ -46,7 +46,8 @@ async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
     outcome = result.outcome
     usage = outcome.usage if args.include_usage else None
     data = answer_data(usage=usage) if usage is not None else None
-    return Reply(gemini_reply(outcome.text, notices=result.notices, usage=usage, prefixed=False), structured=data)
+    text = gemini_reply(outcome.text, notices=result.notices, usage=usage, prefixed=False)
+    return Reply(text, structured=data, receipts=result.receipts)
 
 
 TOOL = ToolDef(
@@ -57,5 +58,6 @@ TOOL = ToolDef(
     handler=plan,
     read_only=True,
     prompt_description="Create a detailed implementation blueprint for a task in read-only plan mode.",
+    output_schema=PLAN_SCHEMA,
     when=When(20, "a phased implementation plan (read-only)"),
 )

@@ -29,7 +29,8 @@ class JobsInput(ToolInput):
 async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
     listed = []
     for row in job_manager(deps).jobs(args.state, args.limit):
-        item = {k: v for k, v in row.to_json().items() if k not in ("result", "usage", "notices", "structured_output")}
+        whole = ("result", "usage", "notices", "structured_output", "receipt")  # a row is the summary; status has them
+        item = {k: v for k, v in row.to_json().items() if k not in whole}
         item["created"] = datetime.fromtimestamp(row.created_at, UTC).isoformat(timespec="seconds")
         if row.text:
             item["preview"] = row.text[:PREVIEW_CHARS]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.format import thread_line, with_notices
 from gemini_relay.tools.common.context import Reply
 
@@ -30,7 +31,8 @@ def status_reply(data: dict[str, Any]) -> Reply:
     text = _joined(data, [summary, answer, tail])
     pointer = _IN_RESULT if data["state"] == "done" else f"{_PARTIAL}\n{_IN_RESULT}"
     model_text = _joined(data, [summary, pointer, tail]) if data.get("result") else None
-    return Reply(text, structured=data, model_text=model_text)
+    receipts = (Receipt.from_json(data["receipt"]),) if data.get("receipt") else ()
+    return Reply(text, structured=data, model_text=model_text, receipts=receipts)
 
 
 def started_reply(data: dict[str, Any]) -> Reply:

@@ -159,7 +159,10 @@ def media_reply(
     if info.get("text"):
         lines.append(f"Gemini said: {info['text']}")
     lines.append(_facts(data))
-    return Reply(with_notices(result.notices, "\n\n".join(lines)), data, structured=data, links=tuple(links))
+    receipts = (result.receipt,) if result.receipt is not None else ()
+    return Reply(
+        with_notices(result.notices, "\n\n".join(lines)), data, structured=data, links=tuple(links), receipts=receipts
+    )
 
 
 def _facts(data: dict[str, Any]) -> str:

@@ -186,8 +186,8 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
         deps.background.start_soon(_detached, deps, call, panel, records)
         data = _started(members, records, key)
         return Reply(started_text(data), data, structured=data)
-    data = await synthesise(deps, call, panel, await answers(deps, call, panel, records))
-    return Reply(markdown(data), data, structured=data)
+    data, receipts = await synthesise(deps, call, panel, await answers(deps, call, panel, records))
+    return Reply(markdown(data), data, structured=data, receipts=receipts)
 
 
 async def _detached(deps: Deps, call: CallProgress, panel: Panel, records: list[RunRecord]) -> None:

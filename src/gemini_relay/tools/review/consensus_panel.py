@@ -21,6 +21,7 @@ from gemini_relay.content.consensus import Member, Outcome, fold, label_members,
 from gemini_relay.content.consensus_synthesis import read_synthesis, synthesis_fields, synthesis_prompt
 from gemini_relay.content.consensus_synthesis import synthesis_schema as make_synthesis_schema
 from gemini_relay.content.rate_card import load_rate_card
+from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import BackendUnavailable, RunFailed
@@ -83,7 +84,9 @@ async def outcome_of(deps: Deps, member: Member, record: RunRecord, *, allow_emp
     if not allow_empty and not result.text.strip():
         return Outcome(member, seconds, error=EMPTY_ANSWER, model=model, usage=result.usage, job_id=record.run_id)
     answered = Outcome(member, seconds, text=result.text, model=model, usage=result.usage, job_id=record.run_id)
-    return replace(answered, value=result.structured_output, has_value=result.has_structured_output)
+    return replace(
+        answered, receipt=result.receipt, value=result.structured_output, has_value=result.has_structured_output
+    )
 
 
 async def _run_all(deps: Deps, pairs: Sequence[tuple[Member, RunRecord]]) -> list[Outcome]:
@@ -128,8 +131,11 @@ async def answers(deps: Deps, call: CallProgress, panel: Panel, records: Sequenc
     return done
 
 
-async def synthesise(deps: Deps, call: CallProgress, panel: Panel, done: list[Outcome]) -> dict[str, Any]:
-    """The synthesis call over the answers, read back as tagged findings (or, if its JSON is unusable, none)."""
+async def synthesise(
+    deps: Deps, call: CallProgress, panel: Panel, done: list[Outcome]
+) -> tuple[dict[str, Any], tuple[Receipt, ...]]:
+    """The synthesis call over the answers, read back as tagged findings (or, if its JSON is unusable, none); with
+    the receipts of the runs that answered, the synthesis's last."""
     answered = [o for o in done if o.ok]
     if not answered:
         failures = "; ".join(f"{o.member.label}: {o.error}" for o in done)
@@ -162,4 +168,5 @@ async def synthesise(deps: Deps, call: CallProgress, panel: Panel, done: list[Ou
     data.update(review=panel.review, **fields)
     if panel.key is not None:
         data["idempotency_key"] = panel.key
-    return data
+    receipts = tuple(o.receipt for o in [*answered, synthesis] if o.ok and o.receipt is not None)
+    return data, receipts

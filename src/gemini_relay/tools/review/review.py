@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field
@@ -25,6 +26,7 @@ from gemini_relay.format import gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
 from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS, DiffInput
@@ -112,7 +114,7 @@ async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:
         prefixed=False,
     )
     meta["model"] = result.fallback_model or result.record.model or request.model
-    return paginate(deps, text, meta)
+    return replace(paginate(deps, text, meta), receipts=result.receipts)
 
 
 def _capacity_reply(exc: RunFailed, depth: ReviewDepth, notices: list[str], meta: dict[str, Any]) -> Reply:
@@ -157,5 +159,6 @@ TOOL = ToolDef(
     handler=review,
     read_only=True,
     prompt_description="Review uncommitted changes or a branch diff with Gemini.",
+    output_schema=TEXT_ANSWER,
     when=When(50, "a review of the uncommitted diff or base...HEAD; gemini-assess first sizes it, no model call"),
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import Field
 
 from gemini_relay.content.search import build_search_prompt, source_urls
@@ -11,6 +13,7 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
+from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
 from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS, WORKING_DIRECTORY
@@ -51,7 +54,8 @@ async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
     else:
         notices.append("The answer cites no source URLs; treat it as not grounded in a web search.")
     text = gemini_reply(body, notices=notices, conversation_id=outcome.conversation_id)
-    return paginate(deps, text, {"sources": urls, "model": result.fallback_model or result.record.model})
+    reply = paginate(deps, text, {"sources": urls, "model": result.fallback_model or result.record.model})
+    return replace(reply, receipts=result.receipts)
 
 
 TOOL = ToolDef(
@@ -64,5 +68,6 @@ TOOL = ToolDef(
     handler=search,
     read_only=True,
     prompt_description="Research a question on the web with Gemini and cite the sources.",
+    output_schema=TEXT_ANSWER,
     when=When(60, "an answer from a live web search, with its sources"),
 )

@@ -67,7 +67,8 @@ async def structured(deps: Deps, args: StructuredInput, call: CallProgress) -> R
     data = {"value": answer.value, "repaired": answer.repaired, "model": answer.model, "notices": notices}
     if answer.conversation_id:
         data["conversationId"] = answer.conversation_id
-    return Reply(body, {"structured": True, "repaired": answer.repaired, "model": answer.model}, structured=data)
+    meta = {"structured": True, "repaired": answer.repaired, "model": answer.model}
+    return Reply(body, meta, structured=data, receipts=answer.receipts, receipt_line=False)  # the text is the JSON
 
 
 def _checked_file(root: Path, raw: str, where: str) -> str:

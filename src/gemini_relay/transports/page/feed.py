@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gemini_relay.format import receipt_line
 from gemini_relay.jobs.store.base import JobNotFound
 from gemini_relay.jobs.store.files import FILES, OUT, FileJobStore
 from gemini_relay.jobs.store.status import JobStatus, derive_status
@@ -114,6 +115,8 @@ class JobFeed:
             "error": status.failure.message if status.failure else None,
             "failure_reason": status.failure_reason.value if status.failure_reason else None,
             "partial": status.outcome.partial if status.outcome else False,
+            # The run the answer came from (format.receipt_line): which model, warm or cold, how long, tokens.
+            "receipt": receipt_line([receipt]) if status.outcome and (receipt := status.outcome.receipt) else None,
             "files": self._files(status.job_id, status.state.terminal),
         }
         if status.state.terminal:

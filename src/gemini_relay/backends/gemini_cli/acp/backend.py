@@ -126,7 +126,7 @@ class AcpBackend:
             async with self._pool.lease(launch, spec.conversation_id, spec.cwd, mode=mode, model=model) as lease:
                 await _configure(lease, mode, model)
                 session_id = lease.session.session_id
-                yield SessionStarted(session_id=session_id, model=model or lease.session.model)
+                yield SessionStarted(session_id=session_id, model=model or lease.session.model, warm=lease.warm)
                 translator = UpdateTranslator(session_id)
                 # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
                 blocks = [{"type": "text", "text": prompt}, *image_blocks(spec.images)]

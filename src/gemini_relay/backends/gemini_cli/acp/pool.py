@@ -172,6 +172,8 @@ class WarmPool:
             AcpHandshakeError: no warm process can be started for `launch` (fall back to cold `-p`).
             RunFailed / InputError: the session could not be created or loaded (unknown conversation, auth).
         """
+        found = self._find(launch)
+        up = found is not None and found.ready.is_set()  # up before this run asked: the run is warm
         warm = await self._process_for(launch)
         connection = warm.connection
         assert connection is not None
@@ -182,7 +184,7 @@ class WarmPool:
         try:
             state, created = await self._session(warm, connection, conversation_id, cwd, (mode, model))
             async with state.lock:
-                yield Lease(connection, state, created, warm)
+                yield Lease(connection, state, created, warm, up and warm is found)
         finally:
             warm.active -= 1
             if warm.active == 0:

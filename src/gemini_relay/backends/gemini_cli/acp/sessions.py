@@ -142,6 +142,7 @@ class Lease:
     session: SessionState
     created: bool  # session/new (a fresh conversation) rather than a live or loaded one
     _warm: WarmProcess
+    warm: bool = False  # its process was up before this run asked for it (False: booted, or waited for, now)
 
     @property
     def process_cwd(self) -> Path:

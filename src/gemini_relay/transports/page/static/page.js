@@ -203,6 +203,7 @@ function update(card, job) {
     ["conversation", job.conversation_id],
     ["backend", job.backend],
     ["started", clock(job.created_at)],
+    ["receipt", job.receipt],
   ]);
   const failure = job.error ? `${job.failure_reason ? job.failure_reason + ": " : ""}${job.error}` : "";
   p.error.hidden = !failure;
