@@ -127,6 +127,7 @@ QUOTA_REPORT: dict[str, Any] = reply_schema(
         "note": _STR,
     },
     ["backend", "groups"],
+    runs=False,  # a reading of the backend's quota, not a run
 )
 
 _JOB_PROPERTIES: dict[str, Any] = {
