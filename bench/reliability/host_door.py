@@ -21,10 +21,10 @@ import anyio
 from bench.reliability.table import Figure, at_least, zero
 from gemini_relay.config import Settings
 from gemini_relay.errors import RelayError
-from gemini_relay.jobs.host.client import HostClient
-from gemini_relay.jobs.host.door import take_host_lock
-from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.host.wire import socket_address, socket_path
+from gemini_relay.jobs.host_connection import HostClient
+from gemini_relay.jobs.protocol import socket_address, socket_path
+from gemini_relay.relay_host.door import take_host_lock
+from gemini_relay.relay_host.service import Host
 
 CATEGORY = "host-door"
 NOBODY = 65534

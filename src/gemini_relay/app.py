@@ -22,12 +22,12 @@ from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
-from gemini_relay.jobs.host.attach import HostedJobManager, HostRunner
-from gemini_relay.jobs.host.client import HostClient
-from gemini_relay.jobs.host.proxy import JobProxy
-from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.host.wire import host_dir
+from gemini_relay.jobs.follower import HostedJobManager, HostRunner
+from gemini_relay.jobs.host_connection import HostClient
+from gemini_relay.jobs.protocol import host_dir
+from gemini_relay.jobs.proxy import JobProxy
 from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.relay_host.service import Host
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.registry import check_allowlist
 

@@ -133,8 +133,8 @@ def _serve_stdio() -> int:
 
 
 def _prewarm_early(settings: Settings) -> None:
-    """The relay host boots the warm CLI while this process is still importing the SDK (jobs/host/client.py)."""
-    from gemini_relay.jobs.host.client import prewarm_early
+    """The relay host boots the warm CLI while this process is still importing the SDK (jobs/host_connection.py)."""
+    from gemini_relay.jobs.host_connection import prewarm_early
 
     prewarm_early(settings)
 
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if http_only and args.http is None:
         parser.error("--token-file, --no-auth and --shutdown-grace need --http")
     if args.command == "host":
-        from gemini_relay.jobs.host.server import serve_host
+        from gemini_relay.relay_host.service import serve_host
 
         return serve_host()
     listener = _listener(args) if args.http is not None else None

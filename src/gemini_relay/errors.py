@@ -23,13 +23,13 @@ RelayError                       errors.py
 ├── StructuredOutputError        content/structured  the answer fails its schema even after the repair turn
 ├── BackendUnavailable           errors.py         an upstream (CLI binary, API key, ACP) cannot be used at all
 │   ├── AcpHandshakeError        backends/gemini_cli/acp/wire  `gemini --acp` did not start or initialize
-│   └── HostUntrusted            jobs/host/wire    the host socket or its directory is not this user's
+│   └── HostUntrusted            jobs/protocol     the host socket or its directory is not this user's
 └── RunFailed                    errors.py         a run started and did not succeed: reason, recovery, partial text
     ├── RunTimedOut              errors.py         past its deadline; its process group was stopped
     ├── RunCancelled             errors.py         stopped on request (gemini-cancel, an MCP cancel)
-    ├── HostLost                 jobs/host/wire    the relay host went away before answering (retryable)
-    ├── HostUnresponsive         jobs/host/wire    the relay host did not answer within its bound (retryable)
-    ├── HostSuperseded           jobs/host/wire    a newer relay's host serves the state dir: an older server defers
+    ├── HostLost                 jobs/protocol     the relay host went away before answering (retryable)
+    ├── HostUnresponsive         jobs/protocol     the relay host did not answer within its bound (retryable)
+    ├── HostSuperseded           jobs/protocol     a newer relay's host serves the state dir: an older server defers
     ├── TurnsStopped             backends/gemini_cli/acp/backend  the CLI stopped the turn (loop, turn limit)
     └── QueueWaitExceeded        jobs/engine/pacing  could not start within the queue wait limit (safe to retry)
 """

@@ -20,11 +20,11 @@ from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.host import registries as registries_module
-from gemini_relay.jobs.host.door import take_host_lock
-from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
+from gemini_relay.jobs.protocol import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
 from gemini_relay.jobs.store.status import derive_status
+from gemini_relay.relay_host import warm_pools as registries_module
+from gemini_relay.relay_host.door import take_host_lock
+from gemini_relay.relay_host.service import Host
 from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import API_BACKEND, TEST_MODEL, Relay
 from tests.host.conftest import host_pids, host_request, host_socket

@@ -22,7 +22,7 @@ from gemini_relay.core.events import (
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
-from gemini_relay.jobs.host.wire import (
+from gemini_relay.jobs.protocol import (
     SUN_PATH_MAX,
     decode_error,
     decode_event,

@@ -13,7 +13,7 @@ from gemini_relay.backends.gemini_cli.warm import GeminiBackend
 from gemini_relay.core.events import AgentEvent, ToolResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.jobs.host.registries import Registries
+from gemini_relay.relay_host.warm_pools import Registries
 from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, _world  # pyright: ignore[reportPrivateUsage]
 
 pytestmark = pytest.mark.anyio

@@ -16,11 +16,11 @@ from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.host.attach import HostedJobManager
-from gemini_relay.jobs.host.proxy import JobProxy
-from gemini_relay.jobs.host.server import Host
+from gemini_relay.jobs.follower import HostedJobManager
+from gemini_relay.jobs.proxy import JobProxy
 from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
 from gemini_relay.log import logger
+from gemini_relay.relay_host.service import Host
 
 OWN_HOST_START = 10.0  # a host in this process only binds its socket: past this something is wrong
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error

@@ -23,8 +23,7 @@ from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, Ru
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import consume, outcome_from_record
-from gemini_relay.jobs.host.asking import Questions
-from gemini_relay.jobs.host.wire import Channel, encode_event
+from gemini_relay.jobs.protocol import Channel, encode_event
 from gemini_relay.jobs.store.base import (
     EXIT_CANCELLED,
     EXIT_DONE,
@@ -41,6 +40,7 @@ from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.jobs.store.locks import try_claim_job
 from gemini_relay.jobs.store.manager import JobManager
 from gemini_relay.log import logger
+from gemini_relay.relay_host.questions import Questions
 from gemini_relay.supervise.liveness import describe, start_ticks
 
 RECORD_ERRORS = (OSError, JobNotFound)  # a full or read-only state dir, a job dir removed while its job runs
@@ -93,7 +93,7 @@ class LiveJob:
         self.events: list[dict[str, Any]] = [{"state": RunState.QUEUED.value}]
         self.result: RunResult | None = None
         self.questions = Questions()
-        self.asker: Asker = Unasked(AskOutcome.NO_CALLER)  # set from the create request (jobs/host/asking.py)
+        self.asker: Asker = Unasked(AskOutcome.NO_CALLER)  # set from the create request (relay_host/questions.py)
         self._changed = anyio.Event()
 
     def publish(self, event: AgentEvent) -> None:

@@ -32,12 +32,7 @@ from gemini_relay.errors import RelayError, RunFailed
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.host.asking import asker_for
-from gemini_relay.jobs.host.door import listen, take_host_lock
-from gemini_relay.jobs.host.handover import hold_for, predecessor_jobs
-from gemini_relay.jobs.host.registries import Registries
-from gemini_relay.jobs.host.runner import HostedRunner, LiveJob
-from gemini_relay.jobs.host.wire import (
+from gemini_relay.jobs.protocol import (
     MAX_REQUEST_LINE,
     PROTOCOL,
     Channel,
@@ -53,6 +48,11 @@ from gemini_relay.jobs.store.maintenance import orphaned_queued
 from gemini_relay.jobs.store.manager import reap_orphan_cli
 from gemini_relay.jobs.store.status import derive_status
 from gemini_relay.log import logger
+from gemini_relay.relay_host.door import listen, take_host_lock
+from gemini_relay.relay_host.executor import HostedRunner, LiveJob
+from gemini_relay.relay_host.handover import hold_for, predecessor_jobs
+from gemini_relay.relay_host.questions import asker_for
+from gemini_relay.relay_host.warm_pools import Registries
 from gemini_relay.supervise.liveness import is_alive
 
 STREAM_SETTLE = 5.0  # after the last run of a draining host: time for its results to reach their servers

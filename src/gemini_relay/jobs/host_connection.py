@@ -1,5 +1,5 @@
 """The server's side of the relay host: reach it (starting it, or replacing one of another version) and talk to it on
-kept connections. HostRunner (jobs/host/attach.py) runs jobs through it.
+kept connections. HostRunner (jobs/follower.py) runs jobs through it.
 
 A server that dies loses nothing (the run goes on in the host and stays collectable); an MCP cancel from a live server
 cancels the run; a host that dies leaves its jobs `interrupted` (it is their recorded supervisor), and the next call
@@ -26,7 +26,7 @@ from anyio.abc import SocketAttribute, SocketStream
 from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable, RelayError
-from gemini_relay.jobs.host.wire import (
+from gemini_relay.jobs.protocol import (
     MAX_LINE,
     PROTOCOL,
     Channel,

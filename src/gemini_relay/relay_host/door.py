@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import SocketListener
 
-from gemini_relay.jobs.host.wire import host_dir, lock_path, socket_address
+from gemini_relay.jobs.protocol import host_dir, lock_path, socket_address
 from gemini_relay.jobs.store.locks import try_lock_file
 from gemini_relay.log import logger
 

@@ -1,9 +1,9 @@
 """Questions of runs in the relay host, answered by the server attached to the run.
 
-The server says at `create` what its caller can do (`ask_terms`): answer within a timeout, or not at all and why. A
-run that asks (HostAsker) publishes `{"question": ...}` into its LiveJob's stream; the attached server asks its
-client and sends the answer back with the `answer` op. A server that never answers (it died, or lost its client)
-costs the run at most the timeout plus a margin; then the call's policy decides.
+The server says at `create` what its caller can do (`ask_terms`, jobs/protocol.py): answer within a timeout, or
+not at all and why. A run that asks (HostAsker) publishes `{"question": ...}` into its LiveJob's stream; the attached
+server asks its client and sends the answer back with the `answer` op. A server that never answers (it died, or
+lost its client) costs the run at most the timeout plus a margin; then the call's policy decides.
 """
 
 from __future__ import annotations
@@ -19,16 +19,6 @@ from gemini_relay.backends.asking import Answer, Asker, AskOutcome, Question, Un
 from gemini_relay.config import DEFAULT_ASK_TIMEOUT
 
 ANSWER_MARGIN = 10.0  # past the caller's own timeout: the server's elicitation and the answer's trip back
-
-
-def ask_terms(asker: Asker | None) -> dict[str, Any] | None:
-    """What a `create` request says of the caller: None (nobody waits on this run), why it cannot be asked, or the
-    seconds it has to answer."""
-    if asker is None:
-        return None
-    if isinstance(asker, Unasked):
-        return {"outcome": asker.outcome.value}
-    return {"timeout": asker.timeout}
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Every connection opens with `hello` (protocol and relay version; a server never talks to a host of another
 version). Requests are one JSON object per line with an `op`; replies are objects too. `run` answers with a stream
 of `{"event": ...}` lines and then one `{"result": <RunResult JSON>}` (failures keep their kind through
-core/result.Failure), with `{"question": ...}` lines where the run asks its caller (jobs/host/asking.py; the server
+core/result.Failure), with `{"question": ...}` lines where the run asks its caller (relay_host/questions.py; the server
 answers with the `answer` op on another connection); the answer's text crosses once, in the deltas, when the
 Finished event and the result say `text_streamed` / `text_from_transcript` instead of repeating it.
 Errors that are not run results are `{"error": {"kind": ..., "message": ...}}`.
@@ -27,6 +27,7 @@ from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gemini_relay import __version__
+from gemini_relay.backends.asking import Asker, Unasked
 from gemini_relay.core import events as ev
 from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
@@ -131,6 +132,16 @@ def decode_event(data: dict[str, Any], streamed: str | None = None) -> AgentEven
                 raw[f.name] = tuple(raw.get(f.name) or ())
     event: AgentEvent = cls(**raw)
     return event
+
+
+def ask_terms(asker: Asker | None) -> dict[str, Any] | None:
+    """What a `create` request says of the caller: None (nobody waits on this run), why it cannot be asked, or the
+    seconds it has to answer."""
+    if asker is None:
+        return None
+    if isinstance(asker, Unasked):
+        return {"outcome": asker.outcome.value}
+    return {"timeout": asker.timeout}
 
 
 def encode_spec(spec: RunSpec) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from gemini_relay.jobs.engine.active import ActiveRuns
 from gemini_relay.jobs.engine.engine import checked_record
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.host.attach import HostRunner
+from gemini_relay.jobs.follower import HostRunner
 from gemini_relay.jobs.store.base import JobStore
 
 # The jobs a resumed task already has, in the order its handler will register runs (tasks resume their handler).

@@ -16,11 +16,11 @@ from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import RelayError
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.host.asking import ask_terms
-from gemini_relay.jobs.host.client import LOST, HostClient, HostMismatch, prewarm_message
-from gemini_relay.jobs.host.wire import (
+from gemini_relay.jobs.host_connection import LOST, HostClient, HostMismatch, prewarm_message
+from gemini_relay.jobs.protocol import (
     Channel,
     HostLost,
+    ask_terms,
     decode_error,
     decode_event,
     encode_spec,
