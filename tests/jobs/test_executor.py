@@ -1,4 +1,4 @@
-"""The one executor, in memory: a server's JobProxy creates each run in a relay host's engine and attaches to it. Here
+"""The one executor, in memory: a server's RunFollower creates each run in the relay host and attaches to it. Here
 the host runs inside the test (GEMINI_RELAY_HOST=off: the same code the shared host runs) with a scripted backend, so
 nothing is spawned; the real store is on disk."""
 
@@ -12,14 +12,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gemini_relay.app import build_deps
+from gemini_relay.app import ServersOwnHost, build_deps
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.proxy import JobProxy
+from gemini_relay.jobs.follower import RunFollower
 from gemini_relay.jobs.store.base import JobConflict
 from gemini_relay.tools.common.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend, answer
@@ -47,8 +47,8 @@ async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole
     backend.queue(answer("the whole answer", pieces=3))
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None and deps.own_host is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
-        outcome = await deps.engine.execute(record)
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
+        outcome = await deps.runs.execute(record)
         status = deps.jobs.status(record.run_id)
     assert outcome.text == "the whole answer"
     assert status.state is RunState.DONE and status.text == "the whole answer"
@@ -57,18 +57,18 @@ async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole
 
 
 async def test_the_server_holds_a_proxy_and_only_the_host_has_an_engine(tmp_path: Path) -> None:
-    """One code path: the server's side is a JobProxy (no queue, no cap, no second fold); the run is admitted by
+    """One code path: the server's side is a RunFollower (no queue, no cap, no second fold); the run is admitted by
     the host's RunEngine, whether that host is the user's shared one or, as here, the server's own."""
     hold = anyio.Event()
     backend = ScriptedBackend()
     backend.queue(Script(deltas=("held",), hold=hold))
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
-        assert isinstance(deps.engine, JobProxy) and not isinstance(deps.engine, RunEngine)
-        assert deps.own_host is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
-        tg.start_soon(deps.engine.execute, record)
+        assert isinstance(deps.runs, RunFollower) and not isinstance(deps.runs, RunEngine)
+        assert isinstance(deps.own_host, ServersOwnHost)
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
+        tg.start_soon(deps.runs.execute, record)
         with anyio.fail_after(BOUND):
-            while [r.run_id for r in deps.own_host.engine.active] != [record.run_id]:
+            while [r.run_id for r in deps.own_host.host.engine.active] != [record.run_id]:
                 await anyio.sleep(0.01)  # the host admits the run in its own task: its engine is all there is
         hold.set()
 
@@ -77,7 +77,7 @@ async def test_a_refused_request_creates_no_job(tmp_path: Path) -> None:
     async with executor(tmp_path, ScriptedBackend()) as deps:
         assert deps.jobs is not None
         with pytest.raises(InputError):
-            await deps.engine.register(spec(tmp_path, "x", conversation="not/a valid id\n"), BackendName("gemini"))
+            await deps.runs.register(spec(tmp_path, "x", conversation="not/a valid id\n"), BackendName("gemini"))
         assert deps.jobs.store.job_ids() == []
 
 
@@ -87,11 +87,11 @@ async def test_the_same_idempotency_key_returns_the_same_job_and_another_request
     backend.queue(Script(deltas=("held",), hold=hold))
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None
-        first = await deps.engine.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
-        again = await deps.engine.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
+        first = await deps.runs.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
+        again = await deps.runs.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
         assert again.reused_job and again.run_id == first.run_id
         with pytest.raises(JobConflict):
-            await deps.engine.register(spec(tmp_path, "other"), BackendName("gemini"), JobOptions(idempotency_key="k"))
+            await deps.runs.register(spec(tmp_path, "other"), BackendName("gemini"), JobOptions(idempotency_key="k"))
         assert deps.jobs.store.job_ids() == [first.run_id]
         hold.set()
 
@@ -101,9 +101,9 @@ async def test_a_busy_conversation_refuses_a_second_continuation_at_once(tmp_pat
     backend = ScriptedBackend()
     backend.queue(Script(deltas=("held",), hold=hold))
     async with executor(tmp_path, backend) as deps:
-        await deps.engine.register(spec(tmp_path, conversation="conv-1"), BackendName("gemini"))
+        await deps.runs.register(spec(tmp_path, conversation="conv-1"), BackendName("gemini"))
         with pytest.raises(JobConflict, match="already has a run in flight"):
-            await deps.engine.register(spec(tmp_path, "again", conversation="conv-1"), BackendName("gemini"))
+            await deps.runs.register(spec(tmp_path, "again", conversation="conv-1"), BackendName("gemini"))
         hold.set()
 
 
@@ -115,9 +115,9 @@ async def test_a_run_cancelled_while_queued_behind_the_cap_ends_cancelled(
     backend.queue(Script(deltas=("held",), hold=hold))
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert deps.jobs is not None
-        first = await deps.engine.register(spec(tmp_path, "first"), BackendName("gemini"))
-        tg.start_soon(deps.engine.execute, first)
-        queued = await deps.engine.register(spec(tmp_path, "queued"), BackendName("gemini"))
+        first = await deps.runs.register(spec(tmp_path, "first"), BackendName("gemini"))
+        tg.start_soon(deps.runs.execute, first)
+        queued = await deps.runs.register(spec(tmp_path, "queued"), BackendName("gemini"))
         status = await deps.jobs.cancel(queued.run_id)
         hold.set()
     assert status.state is RunState.CANCELLED
@@ -132,7 +132,7 @@ async def test_a_continuation_whose_conversation_lock_cannot_be_taken_is_refused
         name = hashlib.sha256(b"conv-2").hexdigest()[:32]
         (tmp_path / "state" / "locks" / f"conv-{name}.lock").mkdir(parents=True)  # the lock file cannot be opened
         with pytest.raises(RelayError):
-            await deps.engine.register(spec(tmp_path, conversation="conv-2"), BackendName("gemini"))
-        fresh = await deps.engine.register(spec(tmp_path, "fresh"), BackendName("gemini"))  # takes no lock
+            await deps.runs.register(spec(tmp_path, conversation="conv-2"), BackendName("gemini"))
+        fresh = await deps.runs.register(spec(tmp_path, "fresh"), BackendName("gemini"))  # takes no lock
         assert list(deps.jobs.store.job_ids()) == [fresh.run_id]
         await deps.jobs.cancel(fresh.run_id)

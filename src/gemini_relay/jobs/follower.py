@@ -1,10 +1,17 @@
-"""The server's Runner and JobManager for runs in the relay host: HostRunner forwards a run to the host and folds the
-events it streams back into the server's record; HostedJobManager cancels through the host and follows its jobs."""
+"""The server's side of a run in the relay host. RunFollower is what a server holds of the one executor: a call's
+run is checked here (before a job exists), created in the relay host (the shared one, or the server's own with
+GEMINI_RELAY_HOST=off: the same code), then attached to: the host's events are folded into this server's record for
+keepalives, and its result is the call's. No queue, cap or pacing here (the host's engine owns them); the deadline
+is kept as a backstop past the host's own. Jobs is the management API over the shared store the tools use: cancel
+goes to the host, a queued job of a dead host is adopted by asking the (new) host to run it."""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -12,11 +19,14 @@ import anyio
 from gemini_relay.backends.asking import ASKER, Question
 from gemini_relay.backends.base import Backend
 from gemini_relay.core.result import RunResult
-from gemini_relay.core.vocabulary import RunState
-from gemini_relay.errors import RelayError
+from gemini_relay.core.spec import RunSpec
+from gemini_relay.core.vocabulary import BackendName, RunState
+from gemini_relay.errors import RelayError, RunTimedOut
+from gemini_relay.jobs.engine.active import ActiveRuns
+from gemini_relay.jobs.engine.engine import checked_record
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.host_connection import LOST, HostClient, HostMismatch, prewarm_message
+from gemini_relay.jobs.host_connection import LOST, HostConnection, prewarm_message
 from gemini_relay.jobs.protocol import (
     Channel,
     HostLost,
@@ -26,6 +36,7 @@ from gemini_relay.jobs.protocol import (
     encode_spec,
     request_line,
 )
+from gemini_relay.jobs.store.base import JobStore
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.jobs.store.manager import JobManager, poll_until, reap_orphan_cli
 from gemini_relay.jobs.store.status import JobStatus, derive_status
@@ -34,28 +45,85 @@ from gemini_relay.supervise.liveness import is_alive
 
 CANCEL_TIMEOUT_MARGIN = 10.0
 
+# The jobs a resumed task already has, in the order its handler will register runs (tasks resume their handler).
+_RESUMING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("resuming", default=None)
+
 
 class _HostLost(Exception):
     """The host hung up (or was not there) before the run's result arrived."""
 
 
-class HostRunner:
-    """The Runner for backends run in the host: create there (synchronously, so the job id is known at once), then
-    attach to the run and fold its events into this server's record."""
+class RunFollower:
+    """The runs of this server: created in the host (awaited on a kept connection, so the job id is known at once),
+    then attached to until their result, with the host's events folded into this server's record."""
 
-    def __init__(self, client: HostClient, jobs: HostedJobManager) -> None:
+    def __init__(
+        self, backends: Mapping[BackendName, Backend], client: HostConnection, jobs: Jobs, store: JobStore
+    ) -> None:
+        self._backends = dict(backends)
         self._client = client
         self._jobs = jobs
+        self._store = store
+        self._runs = ActiveRuns()
         self._env = dict(client.settings.env)
         self.deadline_margin = client.settings.kill_grace + 15.0  # the host enforces the deadline itself
         self.detaching = False
 
-    def create(self, record: RunRecord, options: JobOptions) -> RunRecord:
-        return self._created(record, self._client.request(self._create_request(record, options)))
+    def backend(self, name: BackendName) -> Backend:
+        return self._backends[name]
 
-    async def acreate(self, record: RunRecord, options: JobOptions) -> RunRecord:
-        """`create` on a kept channel, awaited (engine.register calls this one), within the host's bound."""
-        return self._created(record, await self._client.arequest(self._create_request(record, options)))
+    @property
+    def active(self) -> list[RunRecord]:
+        return self._runs.records
+
+    @contextmanager
+    def resuming(self, jobs: list[str]) -> Iterator[None]:
+        """Within this block (a resumed task's handler), the first runs registered are `jobs`, attached to as they
+        are (followed to their recorded results); any further run is new."""
+        token = _RESUMING.set(list(jobs))
+        try:
+            yield
+        finally:
+            _RESUMING.reset(token)
+
+    async def register(self, spec: RunSpec, backend: BackendName, options: JobOptions | None = None) -> RunRecord:
+        """Create the run's job in the host, within the host's bound.
+
+        Raises:
+            InputError: the request is refused before anything exists (naming the field).
+            JobConflict: an idempotency key names another request, or the conversation is busy.
+            StoreUnwritable, BackendUnavailable: the job could not be created.
+        """
+        pending = _RESUMING.get()
+        if pending:
+            job_id = pending.pop(0)
+            meta = self._store.meta(job_id)
+            return RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
+        record = checked_record(self._backends, spec, backend)
+        request = self._create_request(record, options or JobOptions())
+        with anyio.CancelScope(shield=True):  # a create runs to its answer: a job half-created is nobody's
+            reply = await self._client.arequest(request)
+        return self._created(record, reply)
+
+    async def execute(self, record: RunRecord) -> RunResult:
+        """Attach to the run in the host until its result (see ActiveRuns.run for what it raises). Cancelling the
+        caller, or `cancel`, cancels the job in the host (unless the server is detaching)."""
+        backend = self._backends[record.backend]
+
+        async def attached() -> RunResult:
+            timeout = record.spec.timeout_seconds
+            with anyio.move_on_after(timeout + self.deadline_margin):
+                return await self.run(record)
+            raise RunTimedOut(backend.command, timeout, partial_text=record.text)  # the host itself did not stop it
+
+        return await self._runs.run(record, attached)
+
+    def cancel(self, run_id: str, message: str) -> bool:
+        return self._runs.cancel(run_id, message)
+
+    def cancel_all(self, message_for: str) -> int:
+        """Stop every run this server is attached to; each fails with `<tool> <message_for>`. Returns how many."""
+        return self._runs.cancel_all(message_for)
 
     def _create_request(self, record: RunRecord, options: JobOptions) -> dict[str, Any]:
         return {
@@ -79,17 +147,10 @@ class HostRunner:
         return record
 
     def detach(self) -> None:
-        """The server is going away: its runs go on in the host."""
+        """The server is shutting down: its runs go on in the host and stay collectable."""
         self.detaching = True
 
-    def abandon(self, record: RunRecord) -> None:
-        """Cancelled before this server attached: the host ends the job (it may have started it already)."""
-        if self.detaching:
-            return
-        with contextlib.suppress(OSError, ValueError, RelayError, HostMismatch):
-            self._client.request({"op": "cancel", "job_id": record.run_id}, start=False)
-
-    async def run(self, record: RunRecord, backend: Backend) -> RunResult:
+    async def run(self, record: RunRecord) -> RunResult:
         """Attach to the job in the host and fold its events into `record` until its result. Cancelled (at any
         point, attaching included), it cancels the job in the host, unless the server is detaching."""
         try:
@@ -183,11 +244,11 @@ class HostRunner:
             await self._client.drop_kept()  # they were all to the host that went away
 
 
-class HostedJobManager(JobManager):
+class Jobs(JobManager):
     """The management API over the shared store, for a server whose runs are in an executor (a relay host): cancel
     goes to the host, and a queued job of a dead host is adopted by asking the (new) host to run it."""
 
-    def __init__(self, store: FileJobStore, *, kill_grace: float, client: HostClient) -> None:
+    def __init__(self, store: FileJobStore, *, kill_grace: float, client: HostConnection) -> None:
         super().__init__(store, store.locks, kill_grace=kill_grace)
         self.client = client
 
@@ -236,4 +297,4 @@ class HostedJobManager(JobManager):
         return self._finish(record, status)
 
 
-__all__ = ["HostRunner", "HostedJobManager"]
+__all__ = ["Jobs", "RunFollower"]

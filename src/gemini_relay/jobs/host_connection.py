@@ -1,5 +1,5 @@
 """The server's side of the relay host: reach it (starting it, or replacing one of another version) and talk to it on
-kept connections. HostRunner (jobs/follower.py) runs jobs through it.
+kept connections. RunFollower (jobs/follower.py) runs jobs through it.
 
 A server that dies loses nothing (the run goes on in the host and stays collectable); an MCP cancel from a live server
 cancels the run; a host that dies leaves its jobs `interrupted` (it is their recorded supervisor), and the next call
@@ -71,7 +71,7 @@ class HostMismatch(Exception):
         return is_newer(self.protocol, self.version, than_protocol=PROTOCOL, than_version=__version__)
 
 
-class HostClient:
+class HostConnection:
     """How this server reaches the host of its state dir."""
 
     def __init__(self, settings: Settings, *, path: Path | None = None) -> None:
@@ -388,7 +388,7 @@ def prewarm_early(settings: Settings) -> None:
     in a thread of its own as the process starts: the CLI's boot (~1.5 s) then runs beside the SDK's import (~1 s)
     instead of after it, and a first call that comes at once finds the CLI (nearly) ready. Best effort: the server's
     own warm-up asks again, and a first call reports any failure properly."""
-    client = HostClient(settings)
+    client = HostConnection(settings)
     try:
         client.request(prewarm_message(settings))
     except (OSError, ValueError, HostMismatch, RelayError) as exc:
@@ -420,4 +420,4 @@ def _read(stream: Any) -> dict[str, Any]:
     return data  # pyright: ignore[reportUnknownVariableType]
 
 
-__all__ = ["LOST", "HostClient", "HostMismatch", "prewarm_early", "prewarm_message"]
+__all__ = ["LOST", "HostConnection", "HostMismatch", "prewarm_early", "prewarm_message"]

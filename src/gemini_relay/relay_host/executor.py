@@ -1,4 +1,4 @@
-"""HostedRunner: the relay host's runner. Jobs are created in the store as JobManager.create does (idempotency,
+"""JobExecutor: the relay host's runner. Jobs are created in the store as JobManager.create does (idempotency,
 conversation lock, held by the host), the backend runs in the host process, and every event is mirrored into the
 store (so any server's gemini-status sees it and a crash keeps the partial text) and published to the servers
 attached to the run (LiveJob) as it happens. The host is recorded as the job's supervisor: if it dies, derive_status
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +23,7 @@ from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.engine.runners import consume, outcome_from_record
+from gemini_relay.jobs.engine.runners import JobOptions, consume, outcome_from_record
 from gemini_relay.jobs.protocol import Channel, encode_event
 from gemini_relay.jobs.store.base import (
     EXIT_CANCELLED,
@@ -148,12 +149,13 @@ class LiveJob:
         return self.result is not None
 
 
-class HostedRunner(JobManager):
-    """JobManager's create / abandon / locks, with the run itself done here instead of by a spawned supervisor."""
+class JobExecutor:
+    """The relay host's Runner: it creates jobs in the store (with their locks, through the store's JobManager), runs
+    each one here, mirroring its record to the store, and records its result."""
 
     def __init__(self, store: FileJobStore, *, kill_grace: float) -> None:
-        super().__init__(store, store.locks, kill_grace=kill_grace)
-        self._files = store  # the claims are flocks in the job dirs
+        self.store = store  # the claims are flocks in the job dirs
+        self.jobs = JobManager(store, store.locks, kill_grace=kill_grace)
         self.deadline_margin = 0.0  # the engine's own deadline stops an in-process run
         self.backends: dict[str, Backend] = {}  # job id → the backend built from the calling server's settings
         self.live: dict[str, LiveJob] = {}
@@ -165,7 +167,7 @@ class HostedRunner(JobManager):
         """Take the job's claim for as long as this host runs it: two executors (the shared host, a server's own,
         a successor) that both find it queued never both run it. False when another holds it."""
         try:
-            fd = try_claim_job(self._files.dir(job_id))
+            fd = try_claim_job(self.store.dir(job_id))
         except OSError as exc:  # a full or read-only state dir: a fresh job runs unclaimed, an adoption waits
             logger.warning("Could not claim job %s (%s)", job_id, exc.strerror or exc)
             return False
@@ -176,15 +178,17 @@ class HostedRunner(JobManager):
 
     def release(self, job_id: str) -> None:
         """Let go of the job's conversation lock and claim (it ended, or was not taken up after all)."""
-        self._release_lock(job_id)
+        self.jobs.release_lock(job_id)
         claim = self._claims.pop(job_id, None)
         if claim is not None:
             os.close(claim)
 
+    def create(self, record: RunRecord, options: JobOptions, env: Mapping[str, str] | None = None) -> RunRecord:
+        """The job created in the store (JobManager.create: its idempotency key and conversation lock)."""
+        return self.jobs.create(record, options, env)
+
     def lock_for(self, job_id: str, conversation_id: str | None) -> None:
-        """Take the conversation lock of a job adopted from the store (raises JobConflict when it is busy)."""
-        if conversation_id:
-            self._lock_fds[job_id] = self.lock_conversation(conversation_id)
+        self.jobs.lock_for(job_id, conversation_id)
 
     def detach(self) -> None:
         """The host never detaches from its runs: they end (or are cancelled) in it."""
@@ -193,10 +197,10 @@ class HostedRunner(JobManager):
         """JobManager.abandon, whose write the state dir may refuse: the job's end is then kept in memory (execute
         records it later), never an error out of the engine."""
         try:
-            super().abandon(record)
+            self.jobs.abandon(record)
         except RECORD_ERRORS as exc:
             logger.warning("Could not record the end of queued job %s (%s)", record.run_id, _why(exc))
-            self._release_lock(record.run_id)
+            self.jobs.release_lock(record.run_id)
 
     async def run(self, record: RunRecord, backend: Backend) -> RunResult:
         job_id = record.run_id
@@ -233,7 +237,7 @@ class HostedRunner(JobManager):
 
     def _unrecordable(self, exc: OSError | JobNotFound, record: RunRecord) -> RunFailed:
         logger.warning("Job %s failed: its record could not be written (%s)", record.run_id, _why(exc))
-        return unrecordable(self._files.root, exc, partial_text=record.text)
+        return unrecordable(self.store.root, exc, partial_text=record.text)
 
     async def execute(self, engine: RunEngine, record: RunRecord) -> JobResult:
         """Run the job through the host's engine (cap, FIFO, pacing, deadline) to its durable result. A result the
@@ -242,7 +246,7 @@ class HostedRunner(JobManager):
         final: JobResult | None = None  # what the store holds: read back only when someone else wrote it
         try:
             result = await execute_to_result(engine, record, time.time())
-            self._release_lock(job_id)  # before the result: whoever sees it may continue the conversation at once
+            self.jobs.release_lock(job_id)  # before the result: whoever sees it may continue the conversation at once
             final = self._record(job_id, result)
             logger.info("Job %s finished %s", job_id, final.state)
             return final

@@ -49,7 +49,7 @@ from gemini_relay.jobs.store.manager import reap_orphan_cli
 from gemini_relay.jobs.store.status import derive_status
 from gemini_relay.log import logger
 from gemini_relay.relay_host.door import listen, take_host_lock
-from gemini_relay.relay_host.executor import HostedRunner, LiveJob
+from gemini_relay.relay_host.executor import JobExecutor, LiveJob
 from gemini_relay.relay_host.handover import hold_for, predecessor_jobs
 from gemini_relay.relay_host.questions import asker_for
 from gemini_relay.relay_host.warm_pools import Registries
@@ -61,7 +61,7 @@ MAX_CONNECTIONS = 256  # servers keep a few connections each; past this a new on
 ACCEPT_BACKOFF = 0.1  # out of descriptors (EMFILE): the accept loop waits this long and goes on, runs unharmed
 
 
-class Host:
+class RelayHost:
     def __init__(
         self,
         settings: Settings,
@@ -84,7 +84,7 @@ class Host:
         self._overrides = dict(overrides or {})
         self.listening = anyio.Event()
         self.store = FileJobStore(settings.state_dir)
-        self.runner = HostedRunner(self.store, kill_grace=settings.kill_grace)
+        self.runner = JobExecutor(self.store, kill_grace=settings.kill_grace)
         own = BackendRegistry(settings, overrides=self._overrides, warm_here=False)
         self.engine = RunEngine(
             own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
@@ -414,6 +414,6 @@ def serve_host() -> int:
     if lock is None:
         logger.info("Another relay host serves %s; this one exits", settings.state_dir)
         return 0
-    host = Host(settings, lock)
+    host = RelayHost(settings, lock)
     anyio.run(host.serve)
     return 0

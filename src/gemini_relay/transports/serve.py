@@ -36,11 +36,11 @@ async def run_server(
         await deps.registry.open()  # warm pools live in this task, so they close here too
         try:
             if http is None or sock is None:
-                await serve_stdio(server, background, deps.engine.detach, front)
+                await serve_stdio(server, background, deps.runs.detach, front)
             else:
                 from gemini_relay.transports.http import serve_http  # uvicorn is only imported when serving HTTP
 
-                await serve_http(server, http, sock, background, deps.engine.detach, page=_page(deps))
+                await serve_http(server, http, sock, background, deps.runs.detach, page=_page(deps))
         finally:
             # No shield scope of our own around it: the pools' task groups were entered before it, and closing them
             # inside a newer scope is a RuntimeError that skipped the other pools. Each pool shields its stops.

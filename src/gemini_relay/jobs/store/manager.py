@@ -165,16 +165,21 @@ class JobManager:
             result = JobResult(RunResult.from_error(error, text=""), started_at=created, ended_at=now,
                                exit_code=EXIT_FAILED if failed else EXIT_CANCELLED)  # fmt: skip
             self.store.write_result(job_id, result)
-        self._release_lock(job_id)
+        self.release_lock(job_id)
 
     def _cancel_unstarted(self, job_id: str) -> None:
         now, created = time.time(), self.store.meta(job_id).created_at  # its age: how long it waited
         cancelled = RunResult.from_error(RunCancelled("cancelled before it started"), text="")
         result = JobResult(cancelled, started_at=created, ended_at=now, exit_code=EXIT_CANCELLED)
         self.store.write_result(job_id, result)
-        self._release_lock(job_id)
+        self.release_lock(job_id)
 
-    def _release_lock(self, job_id: str) -> None:
+    def lock_for(self, job_id: str, conversation_id: str | None) -> None:
+        """Take the conversation lock of a job adopted from the store (raises JobConflict when it is busy)."""
+        if conversation_id:
+            self._lock_fds[job_id] = self.lock_conversation(conversation_id)
+
+    def release_lock(self, job_id: str) -> None:
         fd = self._lock_fds.pop(job_id, None)
         if fd is not None:
             os.close(fd)

@@ -286,7 +286,7 @@ class TaskService:
             result: types.CallToolResult | None = None
             try:
                 # The handler runs again; its first runs are the task's jobs, attached to as they are.
-                with run.scope, self.deps.engine.resuming(list(entry.jobs)):
+                with run.scope, self.deps.runs.resuming(list(entry.jobs)):
                     if tool is None:
                         result = _lost(entry.tool)
                     else:

@@ -115,10 +115,10 @@ class _Fallback:
 async def _execute(
     deps: Deps, call: CallProgress, spec: RunSpec, backend: BackendName, allow_fallback: bool
 ) -> tuple[RunRecord, RunResult, _Fallback | None]:
-    record = await deps.engine.register(spec, backend)
+    record = await deps.runs.register(spec, backend)
     call.watch(record)
     try:
-        return record, await deps.engine.execute(record), None
+        return record, await deps.runs.execute(record), None
     except RunFailed as exc:
         plan = _fallback_plan(deps, record, exc) if allow_fallback else None
         if plan is None:
@@ -126,10 +126,10 @@ async def _execute(
         model, remaining, capacity = plan
     failed = record.model or spec.model or "the default model"  # the CLI reports the model it really used
     logger.info("Run %s hit a capacity limit (%s); retrying once on %s", record.run_id, capacity.kind, model)
-    retry = await deps.engine.register(replace(spec, model=model, timeout_seconds=remaining), backend)
+    retry = await deps.runs.register(replace(spec, model=model, timeout_seconds=remaining), backend)
     call.watch(retry)
     try:
-        outcome = await deps.engine.execute(retry)
+        outcome = await deps.runs.execute(retry)
     except RunFailed as exc:
         exc.recovery = " ".join(
             filter(

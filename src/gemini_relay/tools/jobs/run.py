@@ -116,7 +116,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         explicit=frozenset(args.model_fields_set),
     )
     with without_caller():  # the job outlives this call: its questions are answered by its policy
-        record = await deps.engine.register(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
+        record = await deps.runs.register(spec, selection.backend, JobOptions(args.priority, args.idempotency_key))
     if record.reused_job:
         status = runner.status(record.run_id)
         matched = {**status.to_json(), "note": "idempotencyKey matched this existing job"}

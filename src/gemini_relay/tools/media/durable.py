@@ -42,18 +42,18 @@ async def run_media(
     if deps.jobs is None or deps.background is None:
         if controls.async_ or controls.max_wait_ms is not None or controls.idempotency_key:
             raise InputError("async, maxWaitMs and idempotencyKey need the job store (this server has none)")
-        record = await deps.engine.register(spec, deps.registry.media().name)
+        record = await deps.runs.register(spec, deps.registry.media().name)
         call.watch(record)
-        return media_reply(await deps.engine.execute(record), record.run_id, controls, reused=False, extra=extra)
+        return media_reply(await deps.runs.execute(record), record.run_id, controls, reused=False, extra=extra)
     store = deps.jobs.store
     auto = controls.idempotency_key is None
     # Without a key, identical calls in flight merge: the key is the request itself, released when its job ends.
     backend = deps.registry.media().name
     key = controls.idempotency_key or "in-flight:" + _digest(spec, backend)
-    record = await deps.engine.register(spec, backend, JobOptions(idempotency_key=key))
+    record = await deps.runs.register(spec, backend, JobOptions(idempotency_key=key))
     if record.reused_job and auto and deps.jobs.status(record.run_id).state.terminal:
         store.unbind_idempotency(_hashed(key))  # that twin has ended: this is a new request, billed anew
-        record = await deps.engine.register(spec, backend, JobOptions(idempotency_key=key))
+        record = await deps.runs.register(spec, backend, JobOptions(idempotency_key=key))
     reused = record.reused_job
     job_id = record.run_id
     if not reused:

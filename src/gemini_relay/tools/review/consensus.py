@@ -160,11 +160,11 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
     specs = [_spec(deps, call, member_prompt(args.prompt, m.stance), m.model, timeout) for m in members]
     for member, spec in zip(members, specs, strict=True):  # all checked first: a refused model leaves no job behind
         check_spec(spec)
-        deps.engine.backend(member.backend).check(spec)
+        deps.runs.backend(member.backend).check(spec)
     # Registered one after another, in panel order: a resumed task re-registers its jobs in that order.
     records: list[RunRecord] = []
     for n, (member, spec) in enumerate(zip(members, specs, strict=True), 1):
-        records.append(await deps.engine.register(spec, member.backend, _key(key, str(n))))
+        records.append(await deps.runs.register(spec, member.backend, _key(key, str(n))))
         call.watch(records[-1])  # watched in that order too: a task lists its jobs as they are watched
     if args.async_:
         assert deps.background is not None and key is not None
@@ -211,7 +211,7 @@ async def _panel(
     judge = Member(args.synthesis_model or first.model, first.backend, None, "synthesis")
     timeout = call_timeout(args.timeout_seconds, deps.settings.timeout_seconds)
     spec = _spec(deps, call, synthesis_prompt(args.prompt, done), judge.model, timeout)
-    record = await deps.engine.register(spec, judge.backend, _key(key, "synthesis"))
+    record = await deps.runs.register(spec, judge.backend, _key(key, "synthesis"))
     call.watch(record)
     synthesis = await _outcome(deps, judge, record)
     default = deps.registry.default_model(deps.selection().backend)
@@ -225,7 +225,7 @@ async def _outcome(deps: Deps, member: Member, record: RunRecord) -> Outcome:
     """One call's answer, or its failure as data: a model that fails or times out does not stop the panel."""
     started = time.monotonic()
     try:
-        result = await deps.engine.execute(record)
+        result = await deps.runs.execute(record)
     except (RunFailed, BackendUnavailable) as exc:  # cancelled included: that model is reported as stopped
         return Outcome(member, time.monotonic() - started, error=str(exc), model=record.model, job_id=record.run_id)
     return Outcome(
