@@ -152,7 +152,7 @@ def test_every_gemini_model_a_backend_or_the_media_tools_list_by_default_is_pric
     from gemini_relay.backends.agy.models import FALLBACK_MODELS
     from gemini_relay.backends.api.common import DEFAULT_MODEL
     from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
-    from gemini_relay.tools.media import config as media
+    from gemini_relay.tools.common import media_config as media
     from gemini_relay.tools.media.media_models import MEDIA_MODELS
 
     listed = {DEFAULT_MODEL, *GEMINI_MODELS, *GEMINI_ALIASES.values(), *AGY_ALIASES.values()}

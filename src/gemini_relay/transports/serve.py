@@ -10,7 +10,7 @@ import anyio
 
 from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.server.relay import RelayServer
-from gemini_relay.tools.media.config import OUTPUT_DIR_ENVS, first_env
+from gemini_relay.tools.common.media_config import OUTPUT_DIR_ENVS, first_env
 from gemini_relay.transports.stdio import serve_stdio
 
 if TYPE_CHECKING:

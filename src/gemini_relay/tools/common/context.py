@@ -15,9 +15,7 @@ from gemini_relay.backends.registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.errors import InputError, RelayError
-from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.follower import Jobs, RunFollower
-from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
+from gemini_relay.jobs import SWEEP_INTERVAL, Jobs, RunFollower, RunRecord
 from gemini_relay.log import logger
 
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error

@@ -20,7 +20,7 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs import RunRecord
 from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue, name_timeout_limit

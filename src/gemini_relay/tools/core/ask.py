@@ -30,10 +30,10 @@ from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, PathText, Prompt
 from gemini_relay.tools.common.output_file import output_target, write_output
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.prompt_images import gather_images
 from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
 from gemini_relay.tools.common.structured import run_structured
 from gemini_relay.tools.core.fetch_chunk import cached_chunk
-from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class AskInput(ContextOptions, PromptOptions):

@@ -12,8 +12,8 @@ from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
 from gemini_relay.tools.common.output_schemas import answer_data
 from gemini_relay.tools.common.progress import CallProgress
+from gemini_relay.tools.common.prompt_images import gather_images
 from gemini_relay.tools.common.runner import PromptRequest, run_prompt
-from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class PlanInput(ToolInput):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.follower import Jobs
+from gemini_relay.jobs import Jobs
 from gemini_relay.tools.common.context import Deps
 
 

@@ -13,7 +13,7 @@ from gemini_relay.content.review import length_limit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs import JobOptions
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue

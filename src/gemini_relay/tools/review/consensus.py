@@ -35,8 +35,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
 from gemini_relay.core.vocabulary import BackendName, FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, ConfigError, InputError, RunFailed
-from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs import JobOptions, RunRecord
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import model_id

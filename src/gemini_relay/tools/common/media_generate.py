@@ -7,12 +7,12 @@ from typing import Any
 
 from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
 from gemini_relay.errors import BackendUnavailable
+from gemini_relay.tools.common import media_refs
 from gemini_relay.tools.common.context import Deps, Reply
+from gemini_relay.tools.common.media_config import MediaConfig
+from gemini_relay.tools.common.media_inputs import ImageOptions, JobControls, ReferencesInput
+from gemini_relay.tools.common.media_jobs import Controls, run_media
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media import refs as media_refs
-from gemini_relay.tools.media.config import MediaConfig
-from gemini_relay.tools.media.durable import Controls, run_media
-from gemini_relay.tools.media.inputs import ImageOptions, JobControls, ReferencesInput
 
 # The end of every generation tool's description.
 AS_A_JOB = (

@@ -1,7 +1,7 @@
 """`images` on gemini-ask and gemini-plan: what the model sees with the prompt, resolved before anything runs.
 
 Each entry is a local path (jailed to the project root or GEMINI_RELAY_MEDIA_INPUT_DIR, as the media tools'
-references are: read once, jailed on the file as opened, typed by its content and staged, tools/media/refs.py), a
+references are: read once, jailed on the file as opened, typed by its content and staged, tools/common/media_refs.py), a
 Files API uri (`files/<id>`), or an https URL fetched by the server under the SSRF rules of content/fetch_image.py
 and staged in the state dir. Its own async step, so the synchronous spec builders
 (runner.PromptRequest) only take the result; whether the active backend can see images is the backend's check.
@@ -12,9 +12,9 @@ from __future__ import annotations
 from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES
 from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import InputError
+from gemini_relay.tools.common import media_refs as refs
 from gemini_relay.tools.common.context import Deps
-from gemini_relay.tools.media import refs
-from gemini_relay.tools.media.config import MediaConfig
+from gemini_relay.tools.common.media_config import MediaConfig
 
 FIELD = "images"
 MAX_IMAGES = 16

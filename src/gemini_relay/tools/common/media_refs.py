@@ -26,7 +26,7 @@ from gemini_relay.content.jail import OutsideRoots, open_jailed
 from gemini_relay.core.files import read_trusted, write_file
 from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import InputError
-from gemini_relay.tools.media.config import MediaConfig
+from gemini_relay.tools.common.media_config import MediaConfig
 
 FILE_URI = re.compile(r"^(?:https://[^\s]+/)?files/[a-z0-9-]{1,64}$")
 STAGING = "media-inputs"

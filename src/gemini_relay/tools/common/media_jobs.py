@@ -20,8 +20,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason
 from gemini_relay.errors import InputError, RunFailed
 from gemini_relay.format import with_notices
-from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.store.manager import request_hash
+from gemini_relay.jobs import JobOptions, request_hash
 from gemini_relay.tools.common.context import Deps, Link, Reply
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -85,7 +84,7 @@ async def run_media(
 
 
 def _digest(spec: RunSpec, backend: BackendName) -> str:
-    from gemini_relay.jobs.engine.record import RunRecord  # noqa: PLC0415 - only for the request digest
+    from gemini_relay.jobs import RunRecord  # noqa: PLC0415 - only for the request digest
 
     digest: str = request_hash(RunRecord(spec=spec, backend=backend))
     return digest
