@@ -52,3 +52,30 @@ def test_the_rule_sees_an_unclosed_relay() -> None:
         "            yield event\n"
     )
     assert list(_unclosed_relays(ast.parse(closed))) == []
+
+
+# A module's name says its role without its folder: no two modules of src share a basename. Two exceptions, each a
+# role every one of its kind has: a package's __init__.py, a toolset's list (tools/<toolset>/toolset.py), and the
+# plug-in shape of an upstream package under
+# backends/ (each has its backend, settings, surface, sessions, ... module), which may repeat between upstreams.
+UPSTREAM_PACKAGES = ("agy", "gemini_cli", "api")
+UPSTREAM_ROLES = frozenset(
+    {"backend.py", "errors.py", "settings.py", "surface.py", "sessions.py", "usage.py", "warm.py", "args.py",
+     "decoder.py", "auth.py"}
+)  # fmt: skip
+
+
+def _upstream_role(path: Path) -> bool:
+    rel = path.relative_to(SRC).parts
+    return rel[:1] == ("backends",) and len(rel) > 2 and rel[1] in UPSTREAM_PACKAGES and path.name in UPSTREAM_ROLES
+
+
+def test_no_two_modules_share_a_name_beyond_the_roles_of_a_package() -> None:
+    seen: dict[str, list[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).parts
+        toolset_list = rel[:1] == ("tools",) and path.name == "toolset.py"
+        if path.name != "__init__.py" and not toolset_list and not _upstream_role(path):
+            seen.setdefault(path.name, []).append(str(path.relative_to(SRC)))
+    repeated = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not repeated, "\n".join(f"{name}: {', '.join(paths)}" for name, paths in sorted(repeated.items()))

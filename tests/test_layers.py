@@ -233,11 +233,11 @@ UPSTREAMS = ("agy", "gemini_cli", "api")  # the packages under backends/ that ea
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
 def test_only_its_own_package_and_the_registry_import_an_upstream(path: Path) -> None:
     rel = path.relative_to(SRC).parts
-    if rel[:1] == ("backends",) and (rel[1:2] == ("registry.py",) or rel[1] in UPSTREAMS):
+    if rel[:1] == ("backends",) and (rel[1:2] == ("backend_registry.py",) or rel[1] in UPSTREAMS):
         own = rel[1] if rel[1] in UPSTREAMS else None
     else:
         own = None
-    allowed = set(UPSTREAMS) if rel == ("backends", "registry.py") else {own} if own else set()
+    allowed = set(UPSTREAMS) if rel == ("backends", "backend_registry.py") else {own} if own else set()
     reached = {
         name.split(".")[2]
         for name in _top_level_and_nested_imports(path)

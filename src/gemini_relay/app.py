@@ -20,15 +20,15 @@ from pathlib import Path
 
 import anyio
 
+from gemini_relay.backends.backend_registry import BackendRegistry
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
 from gemini_relay.jobs.follower import Jobs, RunFollower
 from gemini_relay.jobs.host_connection import HostConnection
 from gemini_relay.jobs.protocol import host_dir
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from gemini_relay.relay_host.service import RelayHost
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.registry import check_allowlist

@@ -13,7 +13,7 @@ from gemini_relay import TOOL_SURFACE, __version__
 from gemini_relay.config import DEFAULT_TIMEOUT_MINUTES, Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
-from gemini_relay.setup.options import add_parser as add_setup_parser
+from gemini_relay.setup.setup_options import add_parser as add_setup_parser
 from gemini_relay.transports.token import NO_AUTH_MEANS
 
 if TYPE_CHECKING:

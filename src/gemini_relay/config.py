@@ -36,7 +36,7 @@ DISABLED = ("none", "off")
 @dataclass(frozen=True)
 class Settings:
     # GEMINI_MCP_BACKEND as given (trimmed, lower case), None: choose automatically. The registry resolves it to a
-    # backend (its name or an alias) and refuses one it does not know (backends/registry.py).
+    # backend (its name or an alias) and refuses one it does not know (backends/backend_registry.py).
     backend: str | None
     timeout_seconds: float
     max_concurrent: int

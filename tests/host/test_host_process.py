@@ -21,7 +21,7 @@ from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.jobs.protocol import PROTOCOL, encode_spec, peer_uid, socket_address, socket_path
-from gemini_relay.jobs.store.status import derive_status
+from gemini_relay.jobs.store.job_status import derive_status
 from gemini_relay.relay_host import warm_pools as registries_module
 from gemini_relay.relay_host.door import take_host_lock
 from gemini_relay.relay_host.service import RelayHost

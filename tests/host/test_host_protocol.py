@@ -32,7 +32,7 @@ from gemini_relay.jobs.protocol import (
     encode_spec,
     socket_address,
 )
-from gemini_relay.jobs.store.base import JobConflict
+from gemini_relay.jobs.store.job_store import JobConflict
 
 EVENTS: list[AgentEvent] = [
     SessionStarted("s-1", model="gemini-2.5-pro"),

@@ -20,7 +20,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.store.status import JobStatus
+from gemini_relay.jobs.store.job_status import JobStatus
 from gemini_relay.tools.common.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend
 from tests.jobs.full_disk import full_disk

@@ -20,7 +20,7 @@ from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.follower import RunFollower
-from gemini_relay.jobs.store.base import JobConflict
+from gemini_relay.jobs.store.job_store import JobConflict
 from gemini_relay.tools.common.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend, answer
 

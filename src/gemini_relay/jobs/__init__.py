@@ -6,8 +6,8 @@ jobs on disk), protocol.py, host_connection.py and follower.py (the server's con
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.follower import Jobs, RunFollower
-from gemini_relay.jobs.store.base import JobNotFound
+from gemini_relay.jobs.store.job_manager import request_hash
+from gemini_relay.jobs.store.job_store import JobNotFound
 from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
-from gemini_relay.jobs.store.manager import request_hash
 
 __all__ = ["SWEEP_INTERVAL", "JobNotFound", "JobOptions", "Jobs", "RunFollower", "RunRecord", "request_hash"]

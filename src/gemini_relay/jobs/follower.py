@@ -36,10 +36,10 @@ from gemini_relay.jobs.protocol import (
     encode_spec,
     request_line,
 )
-from gemini_relay.jobs.store.base import JobStore
-from gemini_relay.jobs.store.files import FileJobStore
-from gemini_relay.jobs.store.manager import JobManager, poll_until, reap_orphan_cli
-from gemini_relay.jobs.store.status import JobStatus, derive_status
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_manager import JobManager, poll_until, reap_orphan_cli
+from gemini_relay.jobs.store.job_status import JobStatus, derive_status
+from gemini_relay.jobs.store.job_store import JobStore
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 

@@ -44,7 +44,7 @@ from gemini_relay.jobs.protocol import (
     socket_address,
     socket_path,
 )
-from gemini_relay.jobs.store.base import StoreUnwritable
+from gemini_relay.jobs.store.job_store import StoreUnwritable
 from gemini_relay.log import logger
 
 START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry

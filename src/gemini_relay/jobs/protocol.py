@@ -33,7 +33,7 @@ from gemini_relay.core.events import AgentEvent, Usage
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
-from gemini_relay.jobs.store.base import JobConflict
+from gemini_relay.jobs.store.job_store import JobConflict
 
 PROTOCOL = 3  # 2: a Finished and a result may travel without the text the deltas carried; 3: questions, `answer`
 SUN_PATH_MAX = 100  # sockaddr_un.sun_path is 108 bytes with its NUL; keep a margin

@@ -25,7 +25,9 @@ from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions, consume, outcome_from_record
 from gemini_relay.jobs.protocol import Channel, encode_event
-from gemini_relay.jobs.store.base import (
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_manager import JobManager
+from gemini_relay.jobs.store.job_store import (
     EXIT_CANCELLED,
     EXIT_DONE,
     EXIT_FAILED,
@@ -37,9 +39,7 @@ from gemini_relay.jobs.store.base import (
     Progress,
     unrecordable,
 )
-from gemini_relay.jobs.store.files import FileJobStore
 from gemini_relay.jobs.store.locks import try_claim_job
-from gemini_relay.jobs.store.manager import JobManager
 from gemini_relay.log import logger
 from gemini_relay.relay_host.questions import Questions
 from gemini_relay.supervise.liveness import describe, start_ticks

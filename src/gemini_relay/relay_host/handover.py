@@ -11,9 +11,9 @@ from anyio.abc import TaskStatus
 
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.jobs.engine.engine import RunEngine
-from gemini_relay.jobs.store.base import JobNotFound, JobStore
-from gemini_relay.jobs.store.manager import poll_until
-from gemini_relay.jobs.store.status import derive_status
+from gemini_relay.jobs.store.job_manager import poll_until
+from gemini_relay.jobs.store.job_status import derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound, JobStore
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 

@@ -24,8 +24,8 @@ from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 
 from gemini_relay import __version__
 from gemini_relay.backends.asking import Answer
+from gemini_relay.backends.backend_registry import BackendRegistry, relevant_env
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.registry import BackendRegistry, relevant_env
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import RelayError, RunFailed
@@ -42,11 +42,11 @@ from gemini_relay.jobs.protocol import (
     peer_uid,
     socket_path,
 )
-from gemini_relay.jobs.store.base import JobNotFound
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_manager import reap_orphan_cli
+from gemini_relay.jobs.store.job_status import derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound
 from gemini_relay.jobs.store.maintenance import orphaned_queued
-from gemini_relay.jobs.store.manager import reap_orphan_cli
-from gemini_relay.jobs.store.status import derive_status
 from gemini_relay.log import logger
 from gemini_relay.relay_host.door import listen, take_host_lock
 from gemini_relay.relay_host.executor import JobExecutor, LiveJob

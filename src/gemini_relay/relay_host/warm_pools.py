@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from gemini_relay.backends.backend_registry import BackendRegistry, relevant_env
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.registry import BackendRegistry, relevant_env
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 

@@ -19,8 +19,7 @@ from typing import Any
 
 from gemini_relay.setup.claude_cli import ClaudeCli, CliFailed, Snapshot
 from gemini_relay.setup.clients import Client, Home
-from gemini_relay.setup.entries import Entry
-from gemini_relay.setup.files import (
+from gemini_relay.setup.config_files import (
     PRIVATE,
     FileRecord,
     NotAFile,
@@ -37,6 +36,7 @@ from gemini_relay.setup.files import (
     restore,
     writable,
 )
+from gemini_relay.setup.entries import Entry
 from gemini_relay.setup.formats import Format, FormatError
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from gemini_relay.server.relay import RelayServer
 from gemini_relay.tools.common.media_config import OUTPUT_DIR_ENVS, first_env
 from gemini_relay.transports.stdio import serve_stdio

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from gemini_relay.backends.agy.models import EnvelopeError, parse_envelope, run_capture
+from gemini_relay.backends.agy.catalogs import EnvelopeError, parse_envelope, run_capture
 from gemini_relay.supervise.process import SpawnError
 
 USAGE_TIMEOUT = 30.0  # the probe asks agy's backend; agy-mcp allows 30 s

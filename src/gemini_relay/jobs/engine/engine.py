@@ -22,7 +22,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import BackendUnavailable, RunTimedOut
 from gemini_relay.jobs.engine.active import ActiveRuns
-from gemini_relay.jobs.engine.pacing import Pacer
+from gemini_relay.jobs.engine.pacer import Pacer
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import InlineRunner, JobOptions, Runner
 

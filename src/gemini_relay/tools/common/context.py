@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskGroup
 
-from gemini_relay.backends.registry import BackendRegistry, Selection
+from gemini_relay.backends.backend_registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.errors import InputError, RelayError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES
 from gemini_relay.config import Settings
-from gemini_relay.core.files import ignored_by_git
+from gemini_relay.core.trusted_files import ignored_by_git
 from gemini_relay.errors import ConfigError, InputError
 from gemini_relay.tools.common.path_args import check_destination
 

@@ -23,8 +23,8 @@ from typing import BinaryIO
 from gemini_relay.content.fetch_image import MAX_IMAGE_BYTES, FetchedImage, fetch_image
 from gemini_relay.content.image_file import IMAGE_KINDS, ImageRefused, read_image, sniff_image
 from gemini_relay.content.jail import OutsideRoots, open_jailed
-from gemini_relay.core.files import read_trusted, write_file
 from gemini_relay.core.spec import MediaRef
+from gemini_relay.core.trusted_files import read_trusted, write_file
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.media_config import MediaConfig
 

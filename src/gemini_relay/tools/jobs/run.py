@@ -9,7 +9,7 @@ from pydantic import Field
 from gemini_relay.backends.asking import without_caller
 from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
-from gemini_relay.content.review import length_limit
+from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
@@ -20,7 +20,7 @@ from gemini_relay.tools.common.controls import call_timeout, conversation_to_con
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import PromptOptions
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import inline_notices, parse_schema
+from gemini_relay.tools.common.prompt_run import inline_notices, parse_schema
 from gemini_relay.tools.jobs.manager import job_manager
 from gemini_relay.tools.jobs.views import collect_hint, started_reply, status_reply
 

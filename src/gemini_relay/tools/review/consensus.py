@@ -16,9 +16,9 @@ from typing import Any, Literal
 import anyio
 from pydantic import Field
 
+from gemini_relay.backends.backend_registry import resolve_name
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.registry import resolve_name
-from gemini_relay.content.consensus import (
+from gemini_relay.content.consensus_rounds import (
     DEFAULT_MODELS,
     MAX_MODELS,
     Member,

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from gemini_relay.content.changemode import fill_template, load_template
-from gemini_relay.content.review import length_limit
+from gemini_relay.content.review_prompt import length_limit
 
 __all__ = ["build_search_prompt", "build_structured_prompt", "source_urls"]
 

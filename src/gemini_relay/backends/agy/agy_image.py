@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 
 from gemini_relay.backends.capabilities import IMAGE_SUFFIXES, SavedImage
-from gemini_relay.core.files import write_file
+from gemini_relay.core.trusted_files import write_file
 from gemini_relay.errors import InputError, RunFailed
 
 ASPECT_RATIOS = ("1:1", "16:9", "9:16", "4:3", "3:4", "3:2", "2:3", "5:4", "4:5", "21:9", "4:1", "1:4", "8:1", "1:8")

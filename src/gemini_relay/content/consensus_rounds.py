@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.model_names import GEMINI_ALIASES
 from gemini_relay.content.rate_card import RateCard, estimate_cost
 from gemini_relay.content.rate_card import Usage as CostUsage
 from gemini_relay.core.events import Usage

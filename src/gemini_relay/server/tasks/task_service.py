@@ -19,7 +19,7 @@ import anyio
 import mcp_types as types
 
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.store.base import JobNotFound
+from gemini_relay.jobs.store.job_store import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.server.tasks.store import TaskEntry, TaskState, TaskStore
 from gemini_relay.tools.common.context import Deps

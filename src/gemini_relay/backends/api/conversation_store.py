@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.capabilities import Conversation
-from gemini_relay.core.files import load_trusted_json, write_file
+from gemini_relay.core.trusted_files import load_trusted_json, write_file
 from gemini_relay.errors import InputError
 
 FORMAT_VERSION = 1

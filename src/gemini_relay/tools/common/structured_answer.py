@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gemini_relay.content.structured import (
+from gemini_relay.content.json_schema import (
     NoJsonFound,
     StructuredOutputError,
     Validator,
@@ -25,7 +25,7 @@ from gemini_relay.content.structured import (
 from gemini_relay.core.result import RunResult
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, PromptResult, run_prompt
+from gemini_relay.tools.common.prompt_run import PromptRequest, PromptResult, run_prompt
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from gemini_relay.backends.models import Catalog, ModelInfo
+from gemini_relay.backends.model_names import Catalog, ModelInfo
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.supervise.process import ProcessSpec, SpawnError, run_process
 

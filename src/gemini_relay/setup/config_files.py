@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.core.files import load_trusted_json, write_file
+from gemini_relay.core.trusted_files import load_trusted_json, write_file
 
 BACKUP_SUFFIX = ".gemini-relay-backup"
 RECORD_NAME = "setup.json"

@@ -24,8 +24,8 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
-from gemini_relay.server.tasks.service import TaskService, TaskView, iso
 from gemini_relay.server.tasks.store import TaskEntry
+from gemini_relay.server.tasks.task_service import TaskService, TaskView, iso
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CLIENT_CAPABILITY = -32021

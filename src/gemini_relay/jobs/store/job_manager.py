@@ -24,7 +24,8 @@ from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import RunCancelled, RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.store.base import (
+from gemini_relay.jobs.store.job_status import JobStatus, derive_status
+from gemini_relay.jobs.store.job_store import (
     EXIT_CANCELLED,
     EXIT_FAILED,
     JobConflict,
@@ -36,7 +37,6 @@ from gemini_relay.jobs.store.base import (
 )
 from gemini_relay.jobs.store.locks import acquire_conversation_lock
 from gemini_relay.jobs.store.maintenance import orphaned_queued, sweep
-from gemini_relay.jobs.store.status import JobStatus, derive_status
 from gemini_relay.log import logger
 from gemini_relay.streams.transcript import TAIL_CHARS
 from gemini_relay.supervise.liveness import ProcessInfo, describe, is_alive

@@ -14,7 +14,7 @@ from typing import Any
 
 from gemini_relay.core.result import Failure, FailureKind, RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
-from gemini_relay.jobs.store.base import JobMeta, JobResult, JobStore
+from gemini_relay.jobs.store.job_store import JobMeta, JobResult, JobStore
 from gemini_relay.supervise.liveness import is_alive
 
 INTERRUPTED = "the job's supervisor exited without writing a result (interrupted)"

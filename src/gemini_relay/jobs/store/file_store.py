@@ -16,10 +16,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json
 from gemini_relay.core.text import replace_lone_surrogates
+from gemini_relay.core.trusted_files import OTHERS_WRITE, load_trusted_json
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.store.base import JobConflict, JobMeta, JobNotFound, JobResult, Progress, StoreUnwritable, dumps
+from gemini_relay.jobs.store.job_store import (
+    JobConflict,
+    JobMeta,
+    JobNotFound,
+    JobResult,
+    Progress,
+    StoreUnwritable,
+    dumps,
+)
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import ProcessInfo
 

@@ -15,7 +15,7 @@ from gemini_relay.content.chunking import CHUNK_SIZE, CHUNK_THRESHOLD, chunk_foo
 from gemini_relay.content.git_diff import GitError, git_env
 from gemini_relay.content.guardrail import Snapshot, WriteCheck, compare, take_snapshot
 from gemini_relay.content.inline import InlineResult, inline_references
-from gemini_relay.content.structured import load_schema
+from gemini_relay.content.json_schema import load_schema
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason

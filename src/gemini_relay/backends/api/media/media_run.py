@@ -15,7 +15,8 @@ from typing import Any
 import anyio
 
 from gemini_relay.backends.api.auth import ApiAuth
-from gemini_relay.backends.api.media import images, interactions, video
+from gemini_relay.backends.api.media import images, interactions
+from gemini_relay.backends.api.media import video_generation as video
 from gemini_relay.backends.api.media.errors import MediaApiError, from_media_error
 from gemini_relay.backends.api.media.output import sidecar_for, write_media, write_sidecar
 from gemini_relay.backends.api.media.refs import Resolved, UploadCache, resolve

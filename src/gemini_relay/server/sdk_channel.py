@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 
 from gemini_relay.log import logger
-from gemini_relay.server.tasks.wire import MISSING_CLIENT_CAPABILITY, is_modern
+from gemini_relay.server.tasks.task_wire import MISSING_CLIENT_CAPABILITY, is_modern
 from gemini_relay.tools.common.channel import (
     Answer,
     InputRequired,

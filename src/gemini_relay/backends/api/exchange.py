@@ -20,14 +20,14 @@ from google.genai import types
 from gemini_relay.backends.api.answer import AnswerFold
 from gemini_relay.backends.api.auth import ApiAuth
 from gemini_relay.backends.api.common import COMMAND
-from gemini_relay.backends.api.conversations import Turn
+from gemini_relay.backends.api.conversation_store import Turn
 from gemini_relay.backends.api.failures import (
     TRANSPORT_ERRORS,
     from_api_error,
     from_bad_response,
     from_transport_error,
 )
-from gemini_relay.backends.api.options import Request
+from gemini_relay.backends.api.generate_config import Request
 from gemini_relay.core.spec import MediaRef
 from gemini_relay.errors import RunTimedOut
 
