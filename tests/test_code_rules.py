@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,3 +82,58 @@ def test_no_two_modules_share_a_name_beyond_the_roles_of_a_package() -> None:
             seen.setdefault(path.name, []).append(str(path.relative_to(SRC)))
     repeated = {name: paths for name, paths in seen.items() if len(paths) > 1}
     assert not repeated, "\n".join(f"{name}: {', '.join(paths)}" for name, paths in sorted(repeated.items()))
+
+
+# What a docstring or comment names exists: a `something.py` path (read from the module's own folder, any folder above
+# it within the package, a toolset folder below it, or the repository's root, as tests/... paths are) and a dotted
+# `gemini_relay.…` module. A rename or removal that leaves a name behind fails here.
+ROOT = SRC.parents[1]
+_PATH_NAME = re.compile(r"(?<![\w./-])((?:[a-z_][a-z0-9_]*/)*[a-z_][a-z0-9_]*\.py)\b")
+_DOTTED_NAME = re.compile(r"\bgemini_relay(?:\.[a-z_][a-z0-9_]*)+")
+
+
+def _prose(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, text) of each comment and docstring of a module."""
+    source = path.read_text(encoding="utf-8")
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                yield node.body[0].lineno, doc
+
+
+_TEST_FILES = frozenset(p.name for p in (ROOT / "tests").rglob("*.py"))
+
+
+def _path_exists(module: Path, named: str) -> bool:
+    folders = [d for d in module.parents if d == SRC or SRC in d.parents]  # its own folder and those above it
+    return (
+        any((d / named).is_file() for d in folders)
+        or (ROOT / named).is_file()
+        or any(module.parent.glob(f"*/{named}"))
+        or named in _TEST_FILES
+    )
+
+
+def _module_exists(dotted: str) -> bool:
+    """The dotted name is a module, or a name inside one (gemini_relay.config.Settings)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 1, -1):
+        base = SRC.parent.joinpath(*parts[:end])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return end >= len(parts) - 1
+    return False
+
+
+def test_every_module_a_docstring_or_comment_names_exists() -> None:
+    missing = [
+        f"{path.relative_to(SRC)}:{line} names {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, text in _prose(path)
+        for name in [n for n in _PATH_NAME.findall(text) if not _path_exists(path, n)]
+        + [n for n in _DOTTED_NAME.findall(text) if not _module_exists(n)]
+    ]
+    assert not missing, "\n".join(missing)

@@ -1,5 +1,5 @@
 """The gemini-relay exception tree: every class an error the relay raises on purpose can have, with the module (and so
-the layer) that raises it. The tool boundary (server.py) turns each into a result: `InputError` with a field as
+the layer) that raises it. The tool boundary (server/relay.py) turns each into a result: `InputError` with a field as
 "Invalid arguments for <tool>: <field>: …", `RunFailed` with its reason, recovery and partial text, the rest as
 their message. Exceptions that never leave their module (a lost ACP connection, a torn envelope) are not RelayErrors:
 each is caught where it is raised and translated into one of these. tests/test_errors.py keeps this drawing true.

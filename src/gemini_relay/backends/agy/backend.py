@@ -207,7 +207,7 @@ class AgyBackend:
         return image_prompt(prompt, aspect_ratio, size)
 
     async def save_image(self, record: Transcript, request: ImageRequest, *, since: float) -> SavedImage:
-        """After a gemini-image run: copy the image agy left in the run's conversation folder (see image.py)."""
+        """After a gemini-image run: copy the image agy left in the run's conversation folder (see agy_image.py)."""
         state = self.state_dir()
         return await anyio.to_thread.run_sync(
             lambda: save_generated_image(

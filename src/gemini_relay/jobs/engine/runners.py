@@ -1,4 +1,4 @@
-"""How the engine gets a run done: in this process (InlineRunner), or by a detached supervisor (supervised.py)."""
+"""How the engine gets a run done: in this process (InlineRunner), or in the relay host (relay_host/executor.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A job has one writer per record: the server writes `meta` (once) and cancel requests; the supervisor writes
 `supervisor`, `progress`, the streamed text and, last, the terminal `result` (durable, then the exit sentinel).
-Status is derived from these records on every read (see status.py), never kept only in memory.
+Status is derived from these records on every read (see job_status.py), never kept only in memory.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The server that starts a task runs the ordinary tool handler, so a finished task holds exactly the CallToolResult the
 synchronous call would have returned. A task whose server went away is resumed by the next server asked about it: the
-handler runs again on a ResumingEngine whose first runs are the task's existing jobs, followed to their recorded
-results (no model turn is repeated), so the result is rebuilt by the same formatting code.
+handler runs again within RunFollower.resuming, whose first runs are the task's existing jobs, followed to their
+recorded results (no model turn is repeated), so the result is rebuilt by the same formatting code.
 """
 
 from __future__ import annotations

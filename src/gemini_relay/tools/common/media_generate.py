@@ -1,5 +1,6 @@
-"""What the media toolset's generation tools share: the API key check, the job controls, the reference images, the
-RunSpec of a generation and the image job. Every generation is a job on the api backend (durable.py)."""
+"""What the generation tools (core's gemini-image, the media toolset's) share: the API key check, the job controls, the
+reference images, the RunSpec of a generation and the image job. Every generation is a job on the api backend
+(media_jobs.py)."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def _digest(spec: RunSpec, backend: BackendName) -> str:
 
 
 def _hashed(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()  # as the job store keeps it (supervised.create)
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()  # as the job store keeps it (JobManager.create)
 
 
 def _pending(job_id: str, state: str, reused: bool, auto: bool, controls: Controls) -> Reply:
