@@ -47,7 +47,7 @@ async def walk() -> list[str]:
                 await client.call_tool("gemini-ask", {"prompt": "say hello"})
             finally:
                 sys.setprofile(None)
-                threading.setprofile(None)  # type: ignore[arg-type]
+                threading.setprofile(None)
     return list(seen)
 
 
