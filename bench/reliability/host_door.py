@@ -24,7 +24,7 @@ from gemini_relay.errors import RelayError
 from gemini_relay.jobs.host_connection import HostConnection
 from gemini_relay.jobs.protocol import socket_address, socket_path
 from gemini_relay.relay_host.door import take_host_lock
-from gemini_relay.relay_host.service import RelayHost
+from gemini_relay.relay_host.host import RelayHost
 
 CATEGORY = "host-door"
 NOBODY = 65534

@@ -29,7 +29,7 @@ from gemini_relay.jobs.follower import Jobs, RunFollower
 from gemini_relay.jobs.host_connection import HostConnection
 from gemini_relay.jobs.protocol import host_dir
 from gemini_relay.jobs.store.file_store import FileJobStore
-from gemini_relay.relay_host.service import RelayHost
+from gemini_relay.relay_host.host import RelayHost
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.registry import check_allowlist
 

@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if http_only and args.http is None:
         parser.error("--token-file, --no-auth and --shutdown-grace need --http")
     if args.command == "host":
-        from gemini_relay.relay_host.service import serve_host
+        from gemini_relay.relay_host.host import serve_host
 
         return serve_host()
     listener = _listener(args) if args.http is not None else None

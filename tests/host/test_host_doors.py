@@ -24,7 +24,7 @@ from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.host_connection import HostConnection
 from gemini_relay.jobs.protocol import MAX_REQUEST_LINE, socket_address, socket_path
-from gemini_relay.relay_host import service as host_module
+from gemini_relay.relay_host import host as host_module
 from tests.host.test_host_process import hello, host_in_process, settings_in
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from gemini_relay.jobs.protocol import PROTOCOL, encode_spec, peer_uid, socket_a
 from gemini_relay.jobs.store.job_status import derive_status
 from gemini_relay.relay_host import warm_pools as registries_module
 from gemini_relay.relay_host.door import take_host_lock
-from gemini_relay.relay_host.service import RelayHost
+from gemini_relay.relay_host.host import RelayHost
 from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import API_BACKEND, TEST_MODEL, Relay
 from tests.host.conftest import host_pids, host_request, host_socket

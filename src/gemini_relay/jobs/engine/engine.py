@@ -1,6 +1,6 @@
 """RunEngine: the executor's engine. It admits runs per backend in FIFO order under one cap, paces their starts,
 enforces each run's deadline from its admission, and cancels on request; every event is folded into the run's
-record once, by its runner. The relay host runs it (relay_host/service.py) — the shared one, or a server's own with
+record once, by its runner. The relay host runs it (relay_host/host.py) — the shared one, or a server's own with
 GEMINI_RELAY_HOST=off; servers reach it through jobs/follower.RunFollower.
 
 It is MCP-agnostic and does not know whether a backend spawns per run or keeps a warm process.

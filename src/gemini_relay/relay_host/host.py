@@ -1,7 +1,7 @@
 """`gemini-relay host`: one relay host per user (per state dir), started on demand by the first server that needs it.
 
 It owns the RunEngine (the one cap, FIFO queue and pacing per backend for every server on the machine), the
-backends (built from backends/registry.BackendRegistry per distinct server environment) and the job store's writers.
+backends (built from backends/backend_registry.BackendRegistry per distinct server environment) and the job store's writers.
 Servers reach it over a Unix socket in `<state dir>/host/` (dir 0700, socket 0600, peer uid checked); nothing
 listens on the network. A flock makes it one per state dir. It exits after GEMINI_RELAY_HOST_IDLE with no run and no
 request in flight (servers keep idle connections open between calls; those are not work), or when asked to drain (a
@@ -23,21 +23,15 @@ import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 
 from gemini_relay import __version__
-from gemini_relay.backends.asking import Answer
-from gemini_relay.backends.backend_registry import BackendRegistry, relevant_env
+from gemini_relay.backends.backend_registry import BackendRegistry
 from gemini_relay.backends.base import Backend
 from gemini_relay.config import Settings
-from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.errors import RelayError, RunFailed
+from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.jobs.engine.engine import RunEngine
-from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.engine.runners import JobOptions
 from gemini_relay.jobs.protocol import (
     MAX_REQUEST_LINE,
     PROTOCOL,
     Channel,
-    decode_spec,
-    encode_error,
     older_peer,
     peer_uid,
     socket_path,
@@ -46,14 +40,12 @@ from gemini_relay.jobs.store.file_store import FileJobStore
 from gemini_relay.jobs.store.job_manager import reap_orphan_cli
 from gemini_relay.jobs.store.job_status import derive_status
 from gemini_relay.jobs.store.job_store import JobNotFound
-from gemini_relay.jobs.store.maintenance import orphaned_queued
 from gemini_relay.log import logger
 from gemini_relay.relay_host.door import listen, take_host_lock
-from gemini_relay.relay_host.executor import JobExecutor, LiveJob
+from gemini_relay.relay_host.executor import JobExecutor
 from gemini_relay.relay_host.handover import hold_for, predecessor_jobs
-from gemini_relay.relay_host.questions import asker_for
+from gemini_relay.relay_host.job_service import JobService
 from gemini_relay.relay_host.warm_pools import Registries
-from gemini_relay.supervise.liveness import is_alive
 
 STREAM_SETTLE = 5.0  # after the last run of a draining host: time for its results to reach their servers
 CANCEL_POLL = 0.25  # a `cancel` file written by any server (gemini-cancel) reaches the run this fast
@@ -62,6 +54,9 @@ ACCEPT_BACKOFF = 0.1  # out of descriptors (EMFILE): the accept loop waits this 
 
 
 class RelayHost:
+    """The relay host's lifecycle and its socket: it listens, serves each server's connection and hands its requests
+    to the job operations (JobService); it drains for a successor, idles out, and reaps what a killed host left."""
+
     def __init__(
         self,
         settings: Settings,
@@ -90,18 +85,15 @@ class RelayHost:
             own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
         )
         self.registries = Registries(self._overrides)
+        self.jobs = JobService(settings, self.store, self.runner, self.engine, self.registries)
         self._lock_fd: int | None = lock_fd
         self._connections = 0
         self._refused = 0  # connections refused (over the cap, or no descriptor left)
         self._requests = 0  # in flight: servers keep idle connections open between calls, which is not work
         self._last_busy = time.monotonic()
-        self._draining = False
         self._stop = anyio.Event()
-        self._jobs: TaskGroup | None = None
         self._listener: SocketListener | None = None
         self._connections_tg: TaskGroup | None = None
-        self._streams = 0
-        self._streams_idle = anyio.Event()
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -117,7 +109,7 @@ class RelayHost:
             # one (a newer server, which cannot reach this socket any more, writes the file).
             connections.start_soon(self._watch_cancel)
             async with anyio.create_task_group() as jobs:
-                self._jobs = jobs
+                self.jobs.tasks = jobs
                 async with anyio.create_task_group() as tg:
                     if not self._private:  # a drained predecessor's runs count against this host's cap
                         for job_id, backend in await anyio.to_thread.run_sync(predecessor_jobs, self.store):
@@ -128,7 +120,7 @@ class RelayHost:
                     if self._signals:
                         tg.start_soon(self._on_signals)
                     tg.start_soon(self._reap_orphans)
-                    tg.start_soon(self._adopt_orphans)
+                    tg.start_soon(self.jobs.adopt_orphans)
                     await self._stop.wait()
                     tg.cancel_scope.cancel()
                 self._close_listener()
@@ -136,8 +128,8 @@ class RelayHost:
                 # Draining: the runs in flight end here, nothing new is accepted.
             self.runner.record_unrecorded()  # a last try for results the state dir refused
             with anyio.move_on_after(STREAM_SETTLE):  # attached servers get their results before we go
-                while self._streams:
-                    await self._streams_idle.wait()
+                while self.jobs.streams:
+                    await self.jobs.streams_idle.wait()
             connections.cancel_scope.cancel()
             self.registries.close_all()
         self._release_lock()
@@ -162,7 +154,7 @@ class RelayHost:
 
     def drain(self) -> None:
         """Stop taking runs and give the socket and the lock to a successor; runs in flight finish here."""
-        self._draining = True
+        self.jobs.draining = True
         self._close_listener()
         self._release_lock()
         self._stop.set()
@@ -276,25 +268,22 @@ class RelayHost:
     async def _handle(self, channel: Channel, request: dict[str, Any]) -> None:
         op = request.get("op")
         if op == "create":
-            await channel.send(self._create(request))
+            await channel.send(self.jobs.create(request))
         elif op == "run":
-            await self._attach(channel, str(request["job_id"]))
+            await self.jobs.attach(channel, str(request["job_id"]))
         elif op == "cancel":
-            await channel.send(await self._cancel(str(request["job_id"])))
-        elif op == "answer":  # a run's question, answered by the caller of the server attached to it
-            live = self.runner.live.get(str(request["job_id"]))
-            answer = Answer.from_json(dict(request.get("answer") or {}))
-            found = live is not None and live.questions.answer(str(request.get("question")), answer)
-            await channel.send({"answered": found})
+            await channel.send(await self.jobs.cancel(str(request["job_id"])))
+        elif op == "answer":
+            await channel.send(self.jobs.answer(request))
         elif op == "cancel_all":
             count = self.engine.cancel_all(str(request.get("message") or "was cancelled"))
             await channel.send({"cancelled": count})
         elif op == "status":
             await channel.send({"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL,
                                 "jobs": sorted(self.runner.live), "connections": self._connections,
-                                "draining": self._draining})  # fmt: skip
+                                "draining": self.jobs.draining})  # fmt: skip
         elif op == "prewarm":  # a server started: its registry (and its warm pools) get ready before its first call
-            if not self._draining:
+            if not self.jobs.draining:
                 self.registries.get(dict(request.get("env") or {}), Path(str(request.get("cwd") or ".")))
             await channel.send({"prewarming": self.settings.warm})
         elif op == "drain":
@@ -305,106 +294,6 @@ class RelayHost:
             await channel.send({"stopping": True})
         else:
             await channel.send({"error": {"kind": "failed", "message": f"unknown op {op!r}"}})
-
-    def _create(self, request: dict[str, Any]) -> dict[str, Any]:
-        if self._draining:
-            return {"error": {"kind": "draining", "message": "the relay host is draining"}}
-        try:
-            spec = decode_spec(request["spec"])
-            backend = BackendName(request["backend"])
-            env = relevant_env(dict(request.get("env") or {}))
-            registry = self.registries.get(env, spec.cwd)
-            registry.backend(backend)  # BackendUnavailable for a name this relay has no backend for
-            options = JobOptions(**(request.get("options") or {}))
-            record = self.runner.create(RunRecord(spec=spec, backend=backend, run_id=request["run_id"]), options, env)
-        except RelayError as exc:
-            return {"error": encode_error(exc)}
-        if not record.reused_job:
-            self.runner.claim(record.run_id)  # a fresh job: nobody else can hold it yet
-            self._start(record, registry)
-            live = self.runner.live[record.run_id]  # its task has not started yet: the asker is in place before it
-            live.asker = asker_for(request.get("ask"), live.questions, live.publish_question)
-        return {"job_id": record.run_id, "reused": record.reused_job}
-
-    def _start(self, record: RunRecord, registry: BackendRegistry) -> None:
-        assert self._jobs is not None
-        self.runner.backends[record.run_id] = registry.backends[record.backend]
-        self.runner.live[record.run_id] = LiveJob(record)
-        self.registries.acquire(registry)
-        self._jobs.start_soon(self._execute, record, registry)
-
-    async def _execute(self, record: RunRecord, registry: BackendRegistry) -> None:
-        try:
-            await self.runner.execute(self.engine, record)
-        finally:
-            self.registries.release(registry)
-
-    async def _attach(self, channel: Channel, job_id: str) -> None:
-        live = self.runner.live.get(job_id)
-        if live is None:
-            live = self._adopt(job_id)
-        if live is None:
-            try:
-                stored = self.runner.unrecorded.get(job_id) or self.store.result(job_id)
-            except JobNotFound as exc:  # its directory was removed (or swept) and this host kept no result
-                await channel.send({"error": encode_error(exc)})
-                return
-            if stored is not None:
-                await channel.send({"result": stored.result.to_json()})
-            else:
-                await channel.send({"follow": True})  # another supervisor runs it: the server follows the store
-            return
-        self._streams += 1
-        try:
-            await live.stream(channel)
-        finally:
-            self._streams -= 1
-            if not self._streams:
-                self._streams_idle.set()
-                self._streams_idle = anyio.Event()
-
-    def _adopt(self, job_id: str) -> LiveJob | None:
-        """A queued job nobody runs (its host died before admitting it): run it here, with the environment it was
-        created with (never the asking server's: another project's key and endpoint are not this job's)."""
-        try:
-            if self._draining or job_id in self.runner.live:
-                return self.runner.live.get(job_id)
-            if derive_status(self.store, job_id).state is not RunState.QUEUED:
-                return None
-            meta = self.store.meta(job_id)
-            if meta.owner is not None and meta.owner.pid != os.getpid() and is_alive(meta.owner):
-                return None  # its own host (or supervisor's server) still has it queued
-            if not self.runner.claim(job_id):
-                return None  # another executor took it up first
-            record = RunRecord(spec=meta.spec, backend=meta.backend, run_id=job_id)
-            env = dict(meta.env) if meta.env is not None else relevant_env(dict(self.settings.env))
-            try:
-                self.runner.lock_for(job_id, meta.spec.conversation_id)
-                registry = self.registries.get(env, meta.spec.cwd)
-            except BaseException:  # cleanup, re-raised: a job that cannot start holds no lock
-                self.runner.release(job_id)
-                raise
-            self._start(record, registry)
-        except (RelayError, RunFailed):
-            return None
-        logger.info("Adopted queued job %s", job_id)
-        return self.runner.live.get(job_id)
-
-    async def _adopt_orphans(self) -> None:
-        """Queued jobs of a host that died: run at once by this one (their servers re-attach), not left queued
-        until some server's maintenance pass notices them."""
-        for job_id in await anyio.to_thread.run_sync(orphaned_queued, self.store):
-            if self._draining:
-                return
-            self._adopt(job_id)
-
-    async def _cancel(self, job_id: str) -> dict[str, Any]:
-        live = self.runner.live.get(job_id)
-        if live is None:
-            return {"found": False}
-        self.engine.cancel(job_id, f"{live.record.spec.tool} was cancelled")
-        await live.ended(self.settings.kill_grace + 5.0)
-        return {"found": True}
 
 
 def serve_host() -> int:
