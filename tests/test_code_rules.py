@@ -137,3 +137,48 @@ def test_every_module_a_docstring_or_comment_names_exists() -> None:
         + [n for n in _DOTTED_NAME.findall(text) if not _module_exists(n)]
     ]
     assert not missing, "\n".join(missing)
+
+
+# Names say which role, not which relative: in the relay host's code and the server's side of it (relay_host/, jobs/),
+# no class is another's name with a word added (the old Host, HostRunner, HostedRunner, HostClient family), unless it
+# is that class's implementation (a subclass, or a Protocol it meets: FileJobStore of JobStore). And the host's
+# executor composes the store's JobManager rather than being one: no relay_host class subclasses a jobs/ class.
+ROOMS = ("relay_host", "jobs")
+
+
+def _classes(folders: tuple[str, ...]) -> dict[str, tuple[str, ast.ClassDef]]:
+    found: dict[str, tuple[str, ast.ClassDef]] = {}
+    for folder in folders:
+        for path in sorted((SRC / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                    found[node.name] = (str(path.relative_to(SRC)), node)
+    return found
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    return {b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, ast.Name | ast.Attribute)}
+
+
+def test_no_class_of_the_host_rooms_is_named_after_another_it_does_not_implement() -> None:
+    classes = _classes(ROOMS)
+    family = [
+        f"{where} {name} is {other} with a word added"
+        for name, (where, node) in classes.items()
+        for other, (_, base) in classes.items()
+        if other != name
+        and (name.startswith(other) or name.endswith(other))
+        and other not in _base_names(node)
+        and "Protocol" not in _base_names(base)
+    ]
+    assert not family, "\n".join(family)
+
+
+def test_no_class_of_the_relay_host_subclasses_one_of_jobs() -> None:
+    jobs_classes = set(_classes(("jobs",)))
+    inherited = [
+        f"{where} {name}({', '.join(sorted(_base_names(node) & jobs_classes))})"
+        for name, (where, node) in _classes(("relay_host",)).items()
+        if _base_names(node) & jobs_classes
+    ]
+    assert not inherited, "\n".join(inherited)
