@@ -1,11 +1,11 @@
 """`gemini-relay host`: one relay host per user (per state dir), started on demand by the first server that needs it.
 
-It owns the RunEngine (the one cap, FIFO queue and pacing per backend for every server on the machine), the
-backends (built from backends/backend_registry.BackendRegistry per distinct server environment) and the job store's writers.
-Servers reach it over a Unix socket in `<state dir>/host/` (dir 0700, socket 0600, peer uid checked); nothing
-listens on the network. A flock makes it one per state dir. It exits after GEMINI_RELAY_HOST_IDLE with no run and no
-request in flight (servers keep idle connections open between calls; those are not work), or when asked to drain (a
-server of another version replaces it).
+It owns the RunEngine (the one cap, FIFO queue and pacing per backend for every server on the machine), the backends
+(built from backends/backend_registry.BackendRegistry per distinct server environment) and the job store's writers.
+Servers reach it over a Unix socket in `<state dir>/host/` (dir 0700, socket 0600, peer uid checked); nothing listens on
+the network. A flock makes it one per state dir. It exits after GEMINI_RELAY_HOST_IDLE with no run and no request in
+flight (servers keep idle connections open between calls; those are not work), or when asked to drain (a server of
+another version replaces it).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from gemini_relay.relay_host.door import listen, take_host_lock
 from gemini_relay.relay_host.executor import JobExecutor
 from gemini_relay.relay_host.handover import hold_for, predecessor_jobs
 from gemini_relay.relay_host.job_service import JobService
-from gemini_relay.relay_host.warm_pools import Registries
+from gemini_relay.relay_host.warm_pools import WarmPools
 
 STREAM_SETTLE = 5.0  # after the last run of a draining host: time for its results to reach their servers
 CANCEL_POLL = 0.25  # a `cancel` file written by any server (gemini-cancel) reaches the run this fast
@@ -84,7 +84,7 @@ class RelayHost:
         self.engine = RunEngine(
             own.backends, max_concurrent=settings.max_concurrent, runner=self.runner, pacing=settings.pacing()
         )
-        self.registries = Registries(self._overrides)
+        self.registries = WarmPools(self._overrides)
         self.jobs = JobService(settings, self.store, self.runner, self.engine, self.registries)
         self._lock_fd: int | None = lock_fd
         self._connections = 0

@@ -27,13 +27,13 @@ from gemini_relay.jobs.store.maintenance import orphaned_queued
 from gemini_relay.log import logger
 from gemini_relay.relay_host.executor import JobExecutor, LiveJob
 from gemini_relay.relay_host.questions import asker_for
-from gemini_relay.relay_host.warm_pools import Registries
+from gemini_relay.relay_host.warm_pools import WarmPools
 from gemini_relay.supervise.liveness import is_alive
 
 
 class JobService:
     def __init__(
-        self, settings: Settings, store: FileJobStore, runner: JobExecutor, engine: RunEngine, registries: Registries
+        self, settings: Settings, store: FileJobStore, runner: JobExecutor, engine: RunEngine, registries: WarmPools
     ) -> None:
         self.settings = settings
         self.store = store

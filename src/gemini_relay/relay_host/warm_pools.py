@@ -28,7 +28,9 @@ from gemini_relay.core.vocabulary import BackendName
 REGISTRIES = 16  # distinct server environments whose backends are kept built
 
 
-class Registries:
+class WarmPools:
+    """The host's backend registries, one per server environment and project, with their warm pools."""
+
     def __init__(self, overrides: Mapping[BackendName, Backend] | None = None) -> None:
         self._overrides = dict(overrides or {})
         self._size = REGISTRIES
