@@ -58,8 +58,9 @@ def test_the_rule_sees_an_unclosed_relay() -> None:
 
 
 # A module's name says its role without its folder: no two modules of src share a basename. Two exceptions, each a
-# role every one of its kind has: a package's __init__.py, a toolset's list (tools/<toolset>/toolset.py), and the
-# plug-in shape of an upstream package under
+# role every one of its kind has: a package's __init__.py, a toolset's list (tools/<toolset>/toolset.py), a tool
+# a toolset replaces (tools/<toolset>/<tool>.py is named after its tool: gemini-cancel is core's and, by jobId, the
+# jobs toolset's), and the plug-in shape of an upstream package under
 # backends/ (each has its backend, settings, surface, sessions, ... module), which may repeat between upstreams.
 UPSTREAM_PACKAGES = ("agy", "gemini_cli", "api")
 UPSTREAM_ROLES = frozenset(
@@ -77,8 +78,8 @@ def test_no_two_modules_share_a_name_beyond_the_roles_of_a_package() -> None:
     seen: dict[str, list[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).parts
-        toolset_list = rel[:1] == ("tools",) and path.name == "toolset.py"
-        if path.name != "__init__.py" and not toolset_list and not _upstream_role(path):
+        toolset_module = rel[:1] == ("tools",) and len(rel) == 3 and rel[1] != "common"  # named for its role
+        if path.name != "__init__.py" and not toolset_module and not _upstream_role(path):
             seen.setdefault(path.name, []).append(str(path.relative_to(SRC)))
     repeated = {name: paths for name, paths in seen.items() if len(paths) > 1}
     assert not repeated, "\n".join(f"{name}: {', '.join(paths)}" for name, paths in sorted(repeated.items()))

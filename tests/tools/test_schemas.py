@@ -19,7 +19,7 @@ from gemini_relay.tools.core.models import ModelsInput
 from gemini_relay.tools.core.ping import PingInput
 from gemini_relay.tools.core.plan import PlanInput
 from gemini_relay.tools.core.timeout_test import TimeoutTestInput
-from gemini_relay.tools.jobs.cancel_job import CancelJobInput
+from gemini_relay.tools.jobs.cancel import CancelJobInput
 from gemini_relay.tools.jobs.jobs import JobsInput
 from gemini_relay.tools.jobs.run import RunInput
 from gemini_relay.tools.jobs.status import StatusInput

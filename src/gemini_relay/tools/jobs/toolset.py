@@ -4,7 +4,6 @@ gemini-cancel takes the default one's place and gains an optional jobId."""
 from __future__ import annotations
 
 from gemini_relay.tools.common.definition import AnyTool
-from gemini_relay.tools.jobs import cancel_job as cancel
-from gemini_relay.tools.jobs import jobs, run, status, wait
+from gemini_relay.tools.jobs import cancel, jobs, run, status, wait
 
 TOOLS: tuple[AnyTool, ...] = (run.TOOL, status.TOOL, wait.TOOL, jobs.TOOL, cancel.TOOL)
