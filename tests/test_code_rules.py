@@ -75,13 +75,14 @@ def _upstream_role(path: Path) -> bool:
 
 
 def test_no_two_modules_share_a_name_beyond_the_roles_of_a_package() -> None:
-    seen: dict[str, list[str]] = {}
+    seen: dict[str, dict[str, list[str]]] = {}  # name -> owner (the module, or "toolsets" for all their copies)
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).parts
         toolset_module = rel[:1] == ("tools",) and len(rel) == 3 and rel[1] != "common"  # named for its role
-        if path.name != "__init__.py" and not toolset_module and not _upstream_role(path):
-            seen.setdefault(path.name, []).append(str(path.relative_to(SRC)))
-    repeated = {name: paths for name, paths in seen.items() if len(paths) > 1}
+        if path.name != "__init__.py" and not _upstream_role(path):
+            owner = "toolsets" if toolset_module else str(path.relative_to(SRC))
+            seen.setdefault(path.name, {}).setdefault(owner, []).append(str(path.relative_to(SRC)))
+    repeated = {name: sum(o.values(), []) for name, o in seen.items() if len(o) > 1}
     assert not repeated, "\n".join(f"{name}: {', '.join(paths)}" for name, paths in sorted(repeated.items()))
 
 
