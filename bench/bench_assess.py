@@ -22,7 +22,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from gemini_relay.content.assess import assess_changes
+from gemini_relay.content.diff_assessment import assess_changes
 from gemini_relay.content.git_diff import DiffSpec, changes_and_untracked, git_env
 from tests.git_repo import GIT_ENV, GitRepo
 

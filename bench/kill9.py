@@ -43,9 +43,9 @@ import anyio
 import mcp_types as types
 from mcp import Client
 
-from gemini_relay.jobs.store.base import JobNotFound
-from gemini_relay.jobs.store.files import ERR, OUT, SUPERVISOR, FileJobStore
-from gemini_relay.jobs.store.status import derive_status
+from gemini_relay.jobs.store.file_store import ERR, OUT, SUPERVISOR, FileJobStore
+from gemini_relay.jobs.store.job_status import derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, FakeGeminiApi, latest_user_text
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
 from tests.harness import TEST_MODEL, Relay

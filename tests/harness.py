@@ -185,7 +185,7 @@ def stop_hosts_of(home: Path) -> None:
 def stop_host(state_dir: Path) -> None:
     """Shut down the world's relay host, if one runs (it would otherwise idle on for GEMINI_RELAY_HOST_IDLE)."""
     from gemini_relay import __version__
-    from gemini_relay.jobs.host.wire import PROTOCOL, socket_address, socket_path
+    from gemini_relay.jobs.protocol import PROTOCOL, socket_address, socket_path
 
     path = socket_path(state_dir)
     if not path.exists():

@@ -16,8 +16,8 @@ import pytest
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.jobs.store.base import JobMeta, JobResult, Progress
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_store import JobMeta, JobResult, Progress
 from gemini_relay.supervise.liveness import describe
 from tests.executables import relay_command
 from tests.harness import Relay

@@ -22,6 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"server"}),
     frozenset({"tools"}),
     frozenset({"content"}),
+    frozenset({"relay_host"}),
     frozenset({"jobs"}),
     frozenset({"backends"}),
     frozenset({"supervise"}),
@@ -98,24 +99,22 @@ def test_every_package_is_placed_in_a_layer() -> None:
         _layer(_unit(path))
 
 
-# Inside jobs/, the folders are floors too: host/ (the relay host, the server's proxy to it, their wire) may import
-# store/ and engine/; store/ (records on disk, status, the management API) may import engine/; engine/ (the engine,
-# the live record, runners, pacing) imports neither.
-JOBS_FLOORS: tuple[str, ...] = ("host", "store", "engine")
+# Inside jobs/, the folders are floors too: its top level (the server's side of the relay host: the protocol, the
+# connection, the follower of a run) may import store/ and engine/; store/ (records on disk, status, the management
+# API) may import engine/; engine/ (the engine, the live record, runners, pacing) imports neither.
+JOBS_FLOORS: tuple[str, ...] = ("", "store", "engine")
 JOBS_MODULES = sorted((SRC / "jobs").rglob("*.py"))
 
 
 @pytest.mark.parametrize("path", JOBS_MODULES, ids=lambda p: str(p.relative_to(SRC)))
 def test_inside_jobs_no_folder_imports_a_floor_above_its_own(path: Path) -> None:
     rel = path.relative_to(SRC / "jobs")
-    if len(rel.parts) == 1:
-        assert rel.name == "__init__.py", f"jobs/{rel}: every module of jobs/ lives in host/, store/ or engine/"
-        return
-    own = JOBS_FLOORS.index(rel.parts[0])
+    own = JOBS_FLOORS.index(rel.parts[0] if len(rel.parts) > 1 else "")
     for lineno, module in _imports(path):
         parts = module.split(".")
         if parts[:2] == ["gemini_relay", "jobs"] and len(parts) > 2:
-            assert JOBS_FLOORS.index(parts[2]) >= own, f"jobs/{rel}:{lineno} imports {module}, a floor above"
+            floor = parts[2] if parts[2] in JOBS_FLOORS else ""
+            assert JOBS_FLOORS.index(floor) >= own, f"jobs/{rel}:{lineno} imports {module}, a floor above"
 
 
 # Inside server/, the MCP tasks machinery (tasks/: the service, its records on disk, both wire generations) is the
@@ -136,8 +135,8 @@ def test_inside_the_server_the_tasks_machinery_does_not_import_the_surface_above
 
 
 # Inside tools/, one folder per toolset (core/ holds the default tools) and common/ for what every tool shares.
-# common/ imports no toolset; the toolsets import common/ and each other without a cycle (core's gemini-image makes
-# its API image with media's generation machinery; media lists jobs' gemini-status and gemini-wait); only the
+# common/ imports no toolset; the toolsets import common/ and each other without a cycle (media lists jobs'
+# gemini-status and gemini-wait; the media generation machinery core's gemini-image shares is in common/); only the
 # registry reads the toolsets' lists, and only the server reads the registry.
 TOOLS = SRC / "tools"
 TOOLSETS = ("core", "jobs", "review", "media")
@@ -234,11 +233,11 @@ UPSTREAMS = ("agy", "gemini_cli", "api")  # the packages under backends/ that ea
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
 def test_only_its_own_package_and_the_registry_import_an_upstream(path: Path) -> None:
     rel = path.relative_to(SRC).parts
-    if rel[:1] == ("backends",) and (rel[1:2] == ("registry.py",) or rel[1] in UPSTREAMS):
+    if rel[:1] == ("backends",) and (rel[1:2] == ("backend_registry.py",) or rel[1] in UPSTREAMS):
         own = rel[1] if rel[1] in UPSTREAMS else None
     else:
         own = None
-    allowed = set(UPSTREAMS) if rel == ("backends", "registry.py") else {own} if own else set()
+    allowed = set(UPSTREAMS) if rel == ("backends", "backend_registry.py") else {own} if own else set()
     reached = {
         name.split(".")[2]
         for name in _top_level_and_nested_imports(path)
@@ -257,4 +256,54 @@ def _top_level_and_nested_imports(path: Path) -> list[str]:
             )  # `from gemini_relay.backends import agy`
         elif isinstance(node, ast.Import):
             found.extend(alias.name for alias in node.names)
+    return found
+
+
+# A room per process, composition at the root. relay_host/ runs in the relay host process (or, GEMINI_RELAY_HOST=off,
+# inside a server, as the app builds it); jobs/ is the server's side and what both share, so it never imports
+# relay_host/. Only the composition root (the app, the CLI, the transports) builds a relay host: nothing the tools,
+# server or content hold imports it, so no tool helper can start one.
+COMPOSITION_ROOT = frozenset({"__main__", "cli", "commands", "app", "transports", "relay_host"})
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_only_the_composition_root_imports_the_relay_host(path: Path) -> None:
+    if _unit(path) in COMPOSITION_ROOT:
+        return
+    for lineno, module in _top_level_and_nested_imports_with_lines(path):
+        assert not module.startswith("gemini_relay.relay_host"), f"{path.relative_to(SRC)}:{lineno} imports {module}"
+
+
+# The tools reach jobs through its front door (jobs/__init__.py) only: what is behind it can be rearranged freely.
+@pytest.mark.parametrize("path", TOOLS_MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_the_tools_import_jobs_only_through_its_front_door(path: Path) -> None:
+    for lineno, module in _top_level_and_nested_imports_with_lines(path):
+        behind = module.startswith("gemini_relay.jobs.") and _is_module(module)
+        assert not behind, f"{path.relative_to(SRC)}:{lineno} imports {module}"
+
+
+# The default tools (core/) stand alone: an opt-in toolset (media, review, jobs) can be left out without them
+# noticing. What they share with one (image generation, prompt images) lives in common/.
+@pytest.mark.parametrize("path", sorted((TOOLS / "core").rglob("*.py")), ids=lambda p: str(p.relative_to(SRC)))
+def test_the_default_tools_import_no_opt_in_toolset(path: Path) -> None:
+    opt_in = tuple(f"gemini_relay.tools.{name}" for name in TOOLSETS if name != "core")
+    for lineno, module in _top_level_and_nested_imports_with_lines(path):
+        hit = module in opt_in or module.startswith(tuple(f"{name}." for name in opt_in))
+        assert not hit, f"{path.relative_to(SRC)}:{lineno} imports {module}, an opt-in toolset"
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether `dotted` names a module or package of the source (not a name a package's __init__ exports)."""
+    path = SRC.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _top_level_and_nested_imports_with_lines(path: Path) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found.extend((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
     return found

@@ -18,7 +18,7 @@ from bench import kill9
 from bench.kill9 import EXPECTED, POINTS, SLOW_DELAY, TERMINAL, Trial, World, call_json
 from bench.reliability.table import Figure, zero
 from bench.reliability.world import left_running, world
-from gemini_relay.jobs.store.files import SUPERVISOR
+from gemini_relay.jobs.store.file_store import SUPERVISOR
 from tests.fakes.fake_gemini_api import latest_user_text
 
 CATEGORY = "crashes"

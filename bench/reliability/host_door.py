@@ -21,10 +21,10 @@ import anyio
 from bench.reliability.table import Figure, at_least, zero
 from gemini_relay.config import Settings
 from gemini_relay.errors import RelayError
-from gemini_relay.jobs.host.client import HostClient
-from gemini_relay.jobs.host.door import take_host_lock
-from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.host.wire import socket_address, socket_path
+from gemini_relay.jobs.host_connection import HostConnection
+from gemini_relay.jobs.protocol import socket_address, socket_path
+from gemini_relay.relay_host.door import take_host_lock
+from gemini_relay.relay_host.host import RelayHost
 
 CATEGORY = "host-door"
 NOBODY = 65534
@@ -119,7 +119,7 @@ def _try_every_request(state: Path, base: Path) -> list[str]:
     for request in REQUESTS:
         message = {**request, "env": dict(settings.env)}
         try:
-            HostClient(settings).request(message, start=False)
+            HostConnection(settings).request(message, start=False)
             accepted.append(f"{request['op']}: answered by the impostor")
         except (RelayError, OSError, ValueError):  # refused, or the impostor hung up (HostLost)
             pass
@@ -166,7 +166,7 @@ async def flood(short: bool) -> list[Figure]:
     )
     lock = take_host_lock(settings.state_dir)
     assert lock is not None
-    host = Host(settings, lock, signals=False)
+    host = RelayHost(settings, lock, signals=False)
     unanswered: list[str] = []
     held = 0
     try:
@@ -183,7 +183,7 @@ async def flood(short: bool) -> list[Figure]:
                 await flooder.wait()
                 await flooder.aclose()
             # The flood is over: the host (its accept loop, its runs) must be there to answer, not ended by it.
-            unanswered += await _answered_within(HostClient(settings), 10.0)
+            unanswered += await _answered_within(HostConnection(settings), 10.0)
             host.drain()
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -193,7 +193,7 @@ async def flood(short: bool) -> list[Figure]:
     ]
 
 
-async def _answered_within(client: HostClient, bound: float) -> list[str]:
+async def _answered_within(client: HostConnection, bound: float) -> list[str]:
     last = ""
     with anyio.move_on_after(bound):
         while True:

@@ -22,7 +22,7 @@ from bench.kill9 import World
 from bench.reliability.table import Figure, at_least, at_most, zero
 from bench.reliability.world import Answer, call, client, left_running, state_dir, world
 from gemini_relay import __version__
-from gemini_relay.jobs.host.wire import PROTOCOL, socket_address, socket_path
+from gemini_relay.jobs.protocol import PROTOCOL, socket_address, socket_path
 
 CATEGORY = "host-loss"
 INTERNAL = "internal error"

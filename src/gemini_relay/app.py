@@ -1,6 +1,6 @@
 """Assembling the server's dependencies from the settings: the backend registry, the job store, and the one way a
 run is run — created in and streamed from the relay host's executor (the user's shared host, started on demand, or
-with GEMINI_RELAY_HOST=off the same executor inside this server), reached through a JobProxy.
+with GEMINI_RELAY_HOST=off the same executor inside this server), reached through a RunFollower.
 
 A server started by an MCP client always comes up (explained_deps): with a configuration error it serves anyway,
 says what is wrong in its instructions, in gemini-doctor and in the answer to every other call, and runs nothing —
@@ -13,21 +13,23 @@ import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import anyio
+
+from gemini_relay.backends.backend_registry import BackendRegistry
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.registry import BackendRegistry
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError
-from gemini_relay.jobs.host.attach import HostedJobManager, HostRunner
-from gemini_relay.jobs.host.client import HostClient
-from gemini_relay.jobs.host.proxy import JobProxy
-from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.host.wire import host_dir
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.follower import Jobs, RunFollower
+from gemini_relay.jobs.host_connection import HostConnection
+from gemini_relay.jobs.protocol import host_dir
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.relay_host.host import RelayHost
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.registry import check_allowlist
 
@@ -80,10 +82,10 @@ def explained_deps(environ: Mapping[str, str], *, cwd: Path | None = None, backe
     if not problems:
         return _assemble(settings, registry, store, backends)
     # Nothing that would run or adopt a job: no relay host is reached, no job store is offered to tasks or the page.
-    client = HostClient(settings)
-    jobs = HostedJobManager(store, kill_grace=settings.kill_grace, client=client)
-    engine = JobProxy(registry.backends, HostRunner(client, jobs), store)
-    return Deps(settings=settings, engine=engine, registry=registry, problems=tuple(problems))
+    client = HostConnection(settings)
+    jobs = Jobs(store, kill_grace=settings.kill_grace, client=client)
+    runs = RunFollower(registry.backends, client, jobs, store)
+    return Deps(settings=settings, runs=runs, registry=registry, problems=tuple(problems))
 
 
 def _store(settings: Settings) -> FileJobStore:
@@ -114,15 +116,36 @@ def _own_socket(state_dir: Path) -> Path:
         return private / name
 
 
+OWN_HOST_START = 10.0  # a host in this process only binds its socket: past this something is wrong
+
+
+@dataclass
+class ServersOwnHost:
+    """GEMINI_RELAY_HOST=off: the same executor, in this process, on a socket of its own; it serves while the server
+    does, and its runs are cancelled when the server stops."""
+
+    host: RelayHost
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.host.serve)
+            with anyio.fail_after(OWN_HOST_START):
+                await self.host.listening.wait()
+            try:
+                yield
+            finally:
+                self.host.shutdown("was cancelled (the server is shutting down)")
+
+
 def _assemble(settings: Settings, registry: BackendRegistry, store: FileJobStore, backends: Overrides) -> Deps:
-    own_host: Host | None = None
+    own_host: ServersOwnHost | None = None
     if settings.host:
-        client = HostClient(settings)
+        client = HostConnection(settings)
     else:
-        # The same executor, in this process, on a socket of its own: it lives and dies with this server.
         path = _own_socket(settings.state_dir)
-        own_host = Host(settings, None, signals=False, socket_at=path, overrides=backends)
-        client = HostClient(settings, path=path)
-    jobs = HostedJobManager(store, kill_grace=settings.kill_grace, client=client)
-    engine = JobProxy(registry.backends, HostRunner(client, jobs), store)
-    return Deps(settings=settings, engine=engine, registry=registry, jobs=jobs, own_host=own_host)
+        own_host = ServersOwnHost(RelayHost(settings, None, signals=False, socket_at=path, overrides=backends))
+        client = HostConnection(settings, path=path)
+    jobs = Jobs(store, kill_grace=settings.kill_grace, client=client)
+    runs = RunFollower(registry.backends, client, jobs, store)
+    return Deps(settings=settings, runs=runs, registry=registry, jobs=jobs, own_host=own_host)

@@ -13,7 +13,7 @@ from gemini_relay import TOOL_SURFACE, __version__
 from gemini_relay.config import DEFAULT_TIMEOUT_MINUTES, Settings
 from gemini_relay.errors import ConfigError
 from gemini_relay.log import configure, logger
-from gemini_relay.setup.options import add_parser as add_setup_parser
+from gemini_relay.setup.setup_options import add_parser as add_setup_parser
 from gemini_relay.transports.token import NO_AUTH_MEANS
 
 if TYPE_CHECKING:
@@ -133,8 +133,8 @@ def _serve_stdio() -> int:
 
 
 def _prewarm_early(settings: Settings) -> None:
-    """The relay host boots the warm CLI while this process is still importing the SDK (jobs/host/client.py)."""
-    from gemini_relay.jobs.host.client import prewarm_early
+    """The relay host boots the warm CLI while this process is still importing the SDK (jobs/host_connection.py)."""
+    from gemini_relay.jobs.host_connection import prewarm_early
 
     prewarm_early(settings)
 
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if http_only and args.http is None:
         parser.error("--token-file, --no-auth and --shutdown-grace need --http")
     if args.command == "host":
-        from gemini_relay.jobs.host.server import serve_host
+        from gemini_relay.relay_host.host import serve_host
 
         return serve_host()
     listener = _listener(args) if args.http is not None else None

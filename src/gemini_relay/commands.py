@@ -17,9 +17,9 @@ from typing import TextIO
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import RelayError
-from gemini_relay.jobs.store.base import JobNotFound
-from gemini_relay.jobs.store.files import FileJobStore
-from gemini_relay.jobs.store.status import JobStatus, derive_status
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_status import JobStatus, derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound
 from gemini_relay.streams.framing import parse_json_line
 
 EXIT_OK = 0

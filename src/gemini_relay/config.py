@@ -36,7 +36,7 @@ DISABLED = ("none", "off")
 @dataclass(frozen=True)
 class Settings:
     # GEMINI_MCP_BACKEND as given (trimmed, lower case), None: choose automatically. The registry resolves it to a
-    # backend (its name or an alias) and refuses one it does not know (backends/registry.py).
+    # backend (its name or an alias) and refuses one it does not know (backends/backend_registry.py).
     backend: str | None
     timeout_seconds: float
     max_concurrent: int
@@ -64,7 +64,7 @@ class Settings:
     # GEMINI_RELAY_WARM: serve runs from warm processes (the backends that keep one), on by default: the relay host
     # owns them, so a warm run is a durable job like a cold one, and a later ask skips the CLI's boot.
     warm: bool = True
-    host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (jobs/host/server.py)
+    host: bool = False  # GEMINI_RELAY_HOST: runs go through the per-user relay host (relay_host/host.py)
     host_idle_seconds: float = DEFAULT_HOST_IDLE
     host_timeout_seconds: float = DEFAULT_HOST_TIMEOUT  # GEMINI_RELAY_HOST_TIMEOUT
     ask_timeout_seconds: float = DEFAULT_ASK_TIMEOUT  # GEMINI_RELAY_ASK_TIMEOUT: a person's time to answer a question

@@ -1,5 +1,5 @@
 """The gemini-relay exception tree: every class an error the relay raises on purpose can have, with the module (and so
-the layer) that raises it. The tool boundary (server.py) turns each into a result: `InputError` with a field as
+the layer) that raises it. The tool boundary (server/relay.py) turns each into a result: `InputError` with a field as
 "Invalid arguments for <tool>: <field>: …", `RunFailed` with its reason, recovery and partial text, the rest as
 their message. Exceptions that never leave their module (a lost ACP connection, a torn envelope) are not RelayErrors:
 each is caught where it is raised and translated into one of these. tests/test_errors.py keeps this drawing true.
@@ -11,27 +11,27 @@ RelayError                       errors.py
 │   ├── ChunkError               errors.py         an unknown or expired chunk cache key / index
 │   │   ├── ChunkNotFoundError   content/_errors   the key is malformed, unknown or expired
 │   │   └── ChunkIndexError      content/_errors   the key has no chunk with that index
-│   ├── JobNotFound              jobs/store/base   no such job (or swept after its TTL)
-│   ├── JobConflict              jobs/store/base   same idempotency key for another request, or a busy conversation
+│   ├── JobNotFound              jobs/store/job_store   no such job (or swept after its TTL)
+│   ├── JobConflict              jobs/store/job_store   same idempotency key for another request, or a busy conversation
 │   ├── ImageFetchError          content/fetch_image  an image URL refused (SSRF rules) or not fetched
 │   └── GitRequestError          content/git_diff  git cannot answer the request: unknown base, diff too large
 │       └── NotARepository       content/git_diff  (also a GitError)
 ├── GitError                     content/git_diff  git could not answer (what the review tools catch)
 │   ├── GitRequestError          (above)
 │   └── GitUnavailable           content/git_diff  git cannot be run: the machine's setup, not the caller's
-├── StoreUnwritable              jobs/store/base   the state dir refused a write while a job was created
-├── StructuredOutputError        content/structured  the answer fails its schema even after the repair turn
+├── StoreUnwritable              jobs/store/job_store   the state dir refused a write while a job was created
+├── StructuredOutputError        content/json_schema  the answer fails its schema even after the repair turn
 ├── BackendUnavailable           errors.py         an upstream (CLI binary, API key, ACP) cannot be used at all
 │   ├── AcpHandshakeError        backends/gemini_cli/acp/wire  `gemini --acp` did not start or initialize
-│   └── HostUntrusted            jobs/host/wire    the host socket or its directory is not this user's
+│   └── HostUntrusted            jobs/protocol     the host socket or its directory is not this user's
 └── RunFailed                    errors.py         a run started and did not succeed: reason, recovery, partial text
     ├── RunTimedOut              errors.py         past its deadline; its process group was stopped
     ├── RunCancelled             errors.py         stopped on request (gemini-cancel, an MCP cancel)
-    ├── HostLost                 jobs/host/wire    the relay host went away before answering (retryable)
-    ├── HostUnresponsive         jobs/host/wire    the relay host did not answer within its bound (retryable)
-    ├── HostSuperseded           jobs/host/wire    a newer relay's host serves the state dir: an older server defers
+    ├── HostLost                 jobs/protocol     the relay host went away before answering (retryable)
+    ├── HostUnresponsive         jobs/protocol     the relay host did not answer within its bound (retryable)
+    ├── HostSuperseded           jobs/protocol     a newer relay's host serves the state dir: an older server defers
     ├── TurnsStopped             backends/gemini_cli/acp/backend  the CLI stopped the turn (loop, turn limit)
-    └── QueueWaitExceeded        jobs/engine/pacing  could not start within the queue wait limit (safe to retry)
+    └── QueueWaitExceeded        jobs/engine/pacer  could not start within the queue wait limit (safe to retry)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gemini_relay.backends.capabilities import ModelListing
-from gemini_relay.backends.models import Catalog, ModelInfo
+from gemini_relay.backends.model_names import Catalog, ModelInfo
 
 
 def test_a_catalog_lists_each_model_with_its_own_label_then_the_aliases_and_the_default() -> None:

@@ -3,7 +3,7 @@ version or a helper model beside the requested one is not a fallback."""
 
 from __future__ import annotations
 
-from gemini_relay.backends.models import served_notice
+from gemini_relay.backends.model_names import served_notice
 
 
 def test_a_silent_fallback_names_both_models() -> None:

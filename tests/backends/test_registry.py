@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gemini_relay.backends import registry
+from gemini_relay.backends import backend_registry as registry
 from gemini_relay.backends.agy import ENTRY as AGY_ENTRY
 from gemini_relay.backends.api import ENTRY as API_ENTRY
+from gemini_relay.backends.backend_registry import BackendRegistry, names, register, relevant_env, resolve_name
 from gemini_relay.backends.entry import BackendEntry
-from gemini_relay.backends.registry import BackendRegistry, names, register, relevant_env, resolve_name
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import ConfigError

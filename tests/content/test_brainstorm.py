@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gemini_relay.content._errors import ContentError
-from gemini_relay.content.brainstorm import build_brainstorm_prompt, methodology_instructions
-from gemini_relay.content.plan import build_plan_prompt
+from gemini_relay.content.brainstorm_prompt import build_brainstorm_prompt, methodology_instructions
+from gemini_relay.content.plan_prompt import build_plan_prompt
 
 DEFAULT_PROMPT = """# BRAINSTORMING SESSION
 

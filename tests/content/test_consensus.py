@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from gemini_relay.content.consensus import (
+from gemini_relay.content.consensus_rounds import (
     Member,
     Outcome,
     Stance,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from gemini_relay.content.consensus import Member, Outcome, panel_report, parse_chain
+from gemini_relay.content.consensus_rounds import Member, Outcome, panel_report, parse_chain
 from gemini_relay.content.consensus_synthesis import Tagged, read_synthesis, synthesis_prompt, synthesis_schema
 from gemini_relay.core.vocabulary import BackendName, Severity, Verdict
 from gemini_relay.tools.review.consensus_schema import CONSENSUS

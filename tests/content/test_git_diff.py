@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gemini_relay.content.assess import assess_changes, suggestions
+from gemini_relay.content.diff_assessment import assess_changes, suggestions
 from gemini_relay.content.git_diff import (
     DiffSpec,
     DiffStat,

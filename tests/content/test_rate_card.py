@@ -149,10 +149,10 @@ def test_every_gemini_model_a_backend_or_the_media_tools_list_by_default_is_pric
     """gemini-usage priced the relay's own default model (gemini-3.1-pro-preview) as null. agy's third-party models
     (Claude, GPT-OSS) are billed by the Antigravity plan, not per token: they stay unpriced, never priced as free."""
     from gemini_relay.backends.agy.args import MODEL_ALIASES as AGY_ALIASES
-    from gemini_relay.backends.agy.models import FALLBACK_MODELS
+    from gemini_relay.backends.agy.catalogs import FALLBACK_MODELS
     from gemini_relay.backends.api.common import DEFAULT_MODEL
-    from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
-    from gemini_relay.tools.media import config as media
+    from gemini_relay.backends.model_names import GEMINI_ALIASES, GEMINI_MODELS
+    from gemini_relay.tools.common import media_config as media
     from gemini_relay.tools.media.media_models import MEDIA_MODELS
 
     listed = {DEFAULT_MODEL, *GEMINI_MODELS, *GEMINI_ALIASES.values(), *AGY_ALIASES.values()}

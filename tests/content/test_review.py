@@ -7,7 +7,7 @@ import pytest
 from gemini_relay.backends.capacity import CapacityFailure
 from gemini_relay.content.changemode import load_template
 from gemini_relay.content.git_diff import DiffSpec, DiffStat
-from gemini_relay.content.review import (
+from gemini_relay.content.review_prompt import (
     HARD_TIMEOUT_CAP,
     build_review_prompt,
     capacity_text,
@@ -16,7 +16,7 @@ from gemini_relay.content.review import (
     strip_preamble,
     timeout_hint,
 )
-from gemini_relay.content.search import build_search_prompt, build_structured_prompt, source_urls
+from gemini_relay.content.search_prompt import build_search_prompt, build_structured_prompt, source_urls
 
 DIFF = "diff --git a/t.md b/t.md\n+Hello {{NAME}} and {{DIFF}} and {{FOCUS_SECTION}}\n"
 NO_LIMIT = 45 * 60.0

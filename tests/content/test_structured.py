@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gemini_relay.content.structured import (
+from gemini_relay.content.json_schema import (
     MAX_SCHEMA_BYTES,
     NoJsonFound,
     extract_json,

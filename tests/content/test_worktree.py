@@ -14,7 +14,7 @@ from gemini_relay.content.worktree import Worktrees
 from gemini_relay.content.worktree_reap import reap
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from gemini_relay.jobs.store.maintenance import sweep
 from tests.git_repo import GitRepo
 from tests.jobs.store_conformance import full_meta, full_result

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gemini_relay.core.files import (
+from gemini_relay.core.trusted_files import (
     OTHERS_WRITE,
     LinkInPath,
     load_trusted_json,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from gemini_relay import __version__
-from gemini_relay.jobs.host.wire import PROTOCOL, socket_address
+from gemini_relay.jobs.protocol import PROTOCOL, socket_address
 from tests.harness import Relay, processes_using
 
 HOST_ENV = {"GEMINI_RELAY_HOST": "on", "GEMINI_RELAY_HOST_IDLE": "30", "GEMINI_RELAY_TOOLSETS": "jobs"}

@@ -21,9 +21,9 @@ import pytest
 from bench.reliability.host_door import IMPOSTOR
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable
-from gemini_relay.jobs.host import server as host_module
-from gemini_relay.jobs.host.client import HostClient
-from gemini_relay.jobs.host.wire import MAX_REQUEST_LINE, socket_address, socket_path
+from gemini_relay.jobs.host_connection import HostConnection
+from gemini_relay.jobs.protocol import MAX_REQUEST_LINE, socket_address, socket_path
+from gemini_relay.relay_host import host as host_module
 from tests.host.conftest import host_connection
 from tests.host.test_host_process import hello, host_in_process, settings_in
 
@@ -74,7 +74,7 @@ def test_a_host_of_another_user_in_a_state_dir_it_made_first_receives_nothing(op
     os.chown(log, NOBODY, NOBODY)
     with fake_host_of_nobody(state, log):
         settings = settings_in(tmp_path, GEMINI_RELAY_STATE_DIR=str(state), GEMINI_API_KEY="secret-key")
-        client = HostClient(settings)
+        client = HostConnection(settings)
         with pytest.raises(BackendUnavailable, match="not a private directory of this user"):
             client.request({"op": "create", "env": dict(settings.env)}, start=False)
     assert log.read_bytes() == b""
@@ -95,7 +95,7 @@ def test_a_host_socket_served_by_another_uid_in_our_own_dir_receives_nothing(ope
         host.chmod(0o700)
         settings = settings_in(tmp_path, GEMINI_RELAY_STATE_DIR=str(state), GEMINI_API_KEY="secret-key")
         with pytest.raises(BackendUnavailable, match="served by uid 65534"):
-            HostClient(settings).request({"op": "create", "env": dict(settings.env)}, start=False)
+            HostConnection(settings).request({"op": "create", "env": dict(settings.env)}, start=False)
     assert log.read_bytes() == b""
 
 

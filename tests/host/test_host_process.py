@@ -20,11 +20,11 @@ from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.host import registries as registries_module
-from gemini_relay.jobs.host.door import take_host_lock
-from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.host.wire import PROTOCOL, encode_spec, peer_uid, socket_path
-from gemini_relay.jobs.store.status import derive_status
+from gemini_relay.jobs.protocol import PROTOCOL, encode_spec, peer_uid, socket_path
+from gemini_relay.jobs.store.job_status import derive_status
+from gemini_relay.relay_host import warm_pools as registries_module
+from gemini_relay.relay_host.door import take_host_lock
+from gemini_relay.relay_host.host import RelayHost
 from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import API_BACKEND, TEST_MODEL, Relay
 from tests.host.conftest import host_connection, host_pids, host_request, host_socket
@@ -39,10 +39,10 @@ def settings_in(tmp_path: Path, **env: str) -> Settings:
 
 
 @asynccontextmanager
-async def host_in_process(settings: Settings, *, allowed_uid: int | None = None) -> AsyncIterator[Host]:
+async def host_in_process(settings: Settings, *, allowed_uid: int | None = None) -> AsyncIterator[RelayHost]:
     lock = take_host_lock(settings.state_dir)
     assert lock is not None
-    host = Host(settings, lock, signals=False, allowed_uid=allowed_uid)
+    host = RelayHost(settings, lock, signals=False, allowed_uid=allowed_uid)
     async with anyio.create_task_group() as tg:
         tg.start_soon(host.serve)
         with anyio.fail_after(10):
@@ -109,7 +109,7 @@ async def test_an_idle_host_exits_and_removes_its_socket(tmp_path: Path) -> None
     lock = take_host_lock(settings.state_dir)
     assert lock is not None
     with anyio.fail_after(10):
-        await Host(settings, lock, signals=False).serve()
+        await RelayHost(settings, lock, signals=False).serve()
     assert not socket_path(settings.state_dir).exists()
     assert take_host_lock(settings.state_dir) is not None  # the lock went with it
 

@@ -12,7 +12,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine.record import RunProgress
-from gemini_relay.jobs.host.wire import (
+from gemini_relay.jobs.protocol import (
     SUN_PATH_MAX,
     decode_error,
     decode_progress,
@@ -22,7 +22,7 @@ from gemini_relay.jobs.host.wire import (
     encode_spec,
     socket_address,
 )
-from gemini_relay.jobs.store.base import JobConflict
+from gemini_relay.jobs.store.job_store import JobConflict
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
 from gemini_relay.errors import RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.store.status import JobStatus
+from gemini_relay.jobs.store.job_status import JobStatus
 from gemini_relay.tools.common.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend, held_backend
 from tests.jobs.full_disk import full_disk
@@ -47,7 +47,7 @@ def spec(tmp_path: Path, prompt: str) -> RunSpec:
 
 async def outcome_of(deps: Deps, record: RunRecord) -> RunResult | RunFailed:
     try:
-        return await deps.engine.execute(record)
+        return await deps.runs.execute(record)
     except RunFailed as exc:
         return exc
 
@@ -66,8 +66,8 @@ async def test_a_job_whose_directory_is_removed_mid_run_fails_alone_and_the_host
     outcomes: dict[str, RunResult | RunFailed] = {}
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None
-        a = await deps.engine.register(spec(tmp_path, "a"), GEMINI)
-        b = await deps.engine.register(spec(tmp_path, "b"), GEMINI)
+        a = await deps.runs.register(spec(tmp_path, "a"), GEMINI)
+        b = await deps.runs.register(spec(tmp_path, "b"), GEMINI)
         async with anyio.create_task_group() as tg:
             for record in (a, b):
                 tg.start_soon(_keep, outcomes, record, deps)
@@ -80,8 +80,8 @@ async def test_a_job_whose_directory_is_removed_mid_run_fails_alone_and_the_host
                 while a.run_id not in outcomes:
                     await anyio.sleep(0.01)
             hold_b.set()
-        c = await deps.engine.register(spec(tmp_path, "c"), GEMINI)  # the host still takes runs
-        done_c = await deps.engine.execute(c)
+        c = await deps.runs.register(spec(tmp_path, "c"), GEMINI)  # the host still takes runs
+        done_c = await deps.runs.execute(c)
     failed = outcomes[a.run_id]
     assert isinstance(failed, RunFailed) and failed.reason is FailureReason.STORE_UNWRITABLE
     assert failed.partial_text == "before after" and failed.retryable is True
@@ -107,7 +107,7 @@ async def test_a_full_disk_fails_the_run_with_its_partial_text_and_its_result_is
     backend.queue(Script(deltas=("kept ",), hold=hold, after_hold=("in memory",)))
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None
-        record = await deps.engine.register(spec(tmp_path, "a"), GEMINI)
+        record = await deps.runs.register(spec(tmp_path, "a"), GEMINI)
         async with anyio.create_task_group() as tg:
             outcomes: dict[str, RunResult | RunFailed] = {}
             tg.start_soon(_keep, outcomes, record, deps)
@@ -119,7 +119,7 @@ async def test_a_full_disk_fails_the_run_with_its_partial_text_and_its_result_is
                         await anyio.sleep(0.01)
                 running = deps.jobs.status(record.run_id)
         status = await until(deps, record.run_id, lambda s: s.state.terminal)  # written by the host's retry
-        again = await deps.engine.execute(await deps.engine.register(spec(tmp_path, "next"), GEMINI))
+        again = await deps.runs.execute(await deps.runs.register(spec(tmp_path, "next"), GEMINI))
     failed = outcomes[record.run_id]
     assert isinstance(failed, RunFailed) and failed.reason is FailureReason.STORE_UNWRITABLE
     assert failed.partial_text == "kept in memory" and failed.retryable is True
@@ -136,9 +136,9 @@ async def test_a_started_job_keeps_no_environment_on_disk_so_a_host_killed_mid_r
     backend, hold = held_backend("running")
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert deps.jobs is not None
-        record = await deps.engine.register(spec(tmp_path, "a"), GEMINI)
+        record = await deps.runs.register(spec(tmp_path, "a"), GEMINI)
         env = tmp_path / "state" / "jobs" / record.run_id / "env.json"
-        tg.start_soon(deps.engine.execute, record)
+        tg.start_soon(deps.runs.execute, record)
         await until(deps, record.run_id, lambda s: s.state is RunState.RUNNING)
         running_env = env.exists()
         hold.set()

@@ -13,7 +13,7 @@ from gemini_relay.backends.gemini_cli.warm import GeminiBackend
 from gemini_relay.core.events import AgentEvent, ToolResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName
-from gemini_relay.jobs.host.registries import Registries
+from gemini_relay.relay_host.warm_pools import WarmPools
 from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, _world  # pyright: ignore[reportPrivateUsage]
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +24,7 @@ def world(tmp_path: Path) -> Iterator[AcpWorld]:
     yield from _world(tmp_path)
 
 
-async def gemini_of(registries: Registries, env: dict[str, str], project: Path) -> GeminiBackend:
+async def gemini_of(registries: WarmPools, env: dict[str, str], project: Path) -> GeminiBackend:
     backend = registries.get(env, project).backends[BackendName("gemini")]
     assert isinstance(backend, GeminiBackend)
     with anyio.fail_after(BOUND):
@@ -40,7 +40,7 @@ async def run(backend: GeminiBackend, spec: RunSpec) -> list[AgentEvent]:
 
 async def test_five_projects_of_one_user_are_served_by_one_warm_cli_each_in_its_own_folder(world: AcpWorld) -> None:
     projects = [world.base / f"project{n}" for n in range(5)]
-    registries = Registries()
+    registries = WarmPools()
     answers: list[list[AgentEvent]] = []
     pools: list[object] = []
     sent: list[str] = []  # what the CLI sent the API during each project's ask

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gemini_relay.jobs.host import wire
+from gemini_relay.jobs import protocol as wire
 from tests.fakes.fake_gemini_api import STALL_TEXT, echo_text
 from tests.harness import API_BACKEND, Relay
 from tests.host.conftest import host_pids, host_request, state_dir

@@ -67,6 +67,6 @@ def test_the_warm_cli_boots_while_the_server_is_still_importing_the_sdk(relay: R
 def test_the_host_boots_its_warm_cli_without_loading_an_http_client() -> None:
     # The host's imports stand between its start and the warm CLI's spawn; httpx2 alone was ~40 ms of them.
     heavy = "('httpx2', 'mcp', 'google.genai')"
-    code = f"import sys, gemini_relay.jobs.host.server; print(sorted(m for m in {heavy} if m in sys.modules))"
+    code = f"import sys, gemini_relay.relay_host.host; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from gemini_relay.backends.agy.image import SAVED_NAME_BYTES, image_prompt, save_generated_image
+from gemini_relay.backends.agy.agy_image import SAVED_NAME_BYTES, image_prompt, save_generated_image
 from gemini_relay.backends.asking import Answer, Question, current_asker
 from gemini_relay.backends.capabilities import (
     Conversation,
@@ -149,7 +149,7 @@ class ScriptedBackend:
 class ScriptedImageBackend(ScriptedBackend):
     """A scripted backend whose agent makes image files itself, as agy does (capabilities.SavesImages): after an image
     run its conversation folder under `agent_state` holds a PNG, and save_image copies it with agy's own code
-    (backends/agy/image.py: the search of that folder, the jail and the link-safe write). What agy itself leaves
+    (backends/agy/agy_image.py: the search of that folder, the jail and the link-safe write). What agy itself leaves
     there is tests/test_server_agy.py's."""
 
     project_root: Path = Path("/nonexistent")

@@ -13,7 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from mcp.types import CallToolResult
 
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.model_names import GEMINI_ALIASES
 from gemini_relay.core.tokens import TokenMethod
 from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA
 from tests.fakes.fake_gemini_api import CHARS_PER_COUNTED_TOKEN, FakeGeminiApi

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from gemini_relay.app import build_deps
-from gemini_relay.backends.registry import names, register, relevant_env, resolve_name
+from gemini_relay.backends.backend_registry import names, register, relevant_env, resolve_name
 from gemini_relay.errors import ConfigError
 from gemini_relay.server.relay import RelayServer
 from tests.inmemory import echo_backend
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def echo_registered() -> Iterator[None]:
-    unregister = register(echo_backend.ENTRY)  # the one line a new backend takes in backends/registry.py
+    unregister = register(echo_backend.ENTRY)  # the one line a new backend takes in backends/backend_registry.py
     try:
         yield
     finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import mcp_types as types
 import pytest
 
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.inmemory.conftest import InMemory, on_the_api, text_of
 from tests.inmemory.scripted import ScriptedImageBackend

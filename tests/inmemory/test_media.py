@@ -11,7 +11,8 @@ import anyio
 import mcp_types as types
 import pytest
 
-from gemini_relay.backends.api.media import interactions, video
+from gemini_relay.backends.api.media import interactions
+from gemini_relay.backends.api.media import video_generation as video
 from tests.elicitation import OFF_SCHEMA, Recorder, accept, let_the_client_send_anything, off_schema
 from tests.fakes.fake_gemini_api import TINY_PNG, FakeGeminiApi
 from tests.inmemory.conftest import InMemory, on_the_api

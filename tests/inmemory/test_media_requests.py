@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gemini_relay.backends.api.media import interactions, video
+from gemini_relay.backends.api.media import interactions
+from gemini_relay.backends.api.media import video_generation as video
 from tests.fakes.fake_gemini_api import TINY_PNG, FakeGeminiApi
 from tests.inmemory.conftest import InMemory, on_the_api
 from tests.media_results import call_ok

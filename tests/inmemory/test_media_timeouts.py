@@ -10,7 +10,7 @@ import pytest
 
 from gemini_relay.config import Settings
 from gemini_relay.errors import ConfigError
-from gemini_relay.tools.media.config import MediaConfig
+from gemini_relay.tools.common.media_config import MediaConfig
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.inmemory.conftest import InMemory, on_the_api
 from tests.media_results import text

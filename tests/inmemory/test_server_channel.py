@@ -1,4 +1,4 @@
-"""A tool asks the MCP client through its call's Channel (server/channel.py), exercised by the conformance
+"""A tool asks the MCP client through its call's Channel (server/sdk_channel.py), exercised by the conformance
 fixtures: in a 2025-11-25 session the question is a request on the stream and the answer comes back into the call;
 in 2026-07-28 the call ends `input_required`, the client answers and retries, and answers of earlier rounds ride in
 the sealed requestState; a capability the client did not declare is refused with -32021."""

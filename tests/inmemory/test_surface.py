@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gemini_relay.backends.registry import entries
+from gemini_relay.backends.backend_registry import entries
 from gemini_relay.config import DEFAULT_TIMEOUT_MINUTES
 from gemini_relay.core.vocabulary import BackendName, Toolset
 from gemini_relay.tools.common.controls import schema_with_limits

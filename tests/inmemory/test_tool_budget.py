@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from gemini_relay.backends.registry import entries
+from gemini_relay.backends.backend_registry import entries
 from gemini_relay.config import DEFAULT_TIMEOUT_MINUTES
 from gemini_relay.server.surface import tool_entry
 from gemini_relay.tools.registry import registry

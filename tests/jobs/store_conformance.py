@@ -17,7 +17,7 @@ from gemini_relay.core.events import Usage
 from gemini_relay.core.result import Failure, FailureKind, RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, FailureReason, RunState
-from gemini_relay.jobs.store.base import JobConflict, JobMeta, JobNotFound, JobResult, JobStore, Progress
+from gemini_relay.jobs.store.job_store import JobConflict, JobMeta, JobNotFound, JobResult, JobStore, Progress
 from gemini_relay.supervise.liveness import ProcessInfo
 
 CLOCK_SLACK = 1.0  # file timestamps come from a coarse kernel clock that may lag time.time() by a tick

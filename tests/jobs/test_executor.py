@@ -1,4 +1,4 @@
-"""The one executor, in memory: a server's JobProxy creates each run in a relay host's engine and attaches to it. Here
+"""The one executor, in memory: a server's RunFollower creates each run in the relay host and attaches to it. Here
 the host runs inside the test (GEMINI_RELAY_HOST=off: the same code the shared host runs) with a scripted backend, so
 nothing is spawned; the real store is on disk."""
 
@@ -12,15 +12,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gemini_relay.app import build_deps
+from gemini_relay.app import ServersOwnHost, build_deps
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.host.proxy import JobProxy
-from gemini_relay.jobs.store.base import JobConflict
+from gemini_relay.jobs.follower import RunFollower
+from gemini_relay.jobs.store.job_store import JobConflict
 from gemini_relay.tools.common.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend, answer, held_backend
 
@@ -47,8 +47,8 @@ async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole
     backend.queue(answer("the whole answer", pieces=3))
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None and deps.own_host is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
-        outcome = await deps.engine.execute(record)
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
+        outcome = await deps.runs.execute(record)
         status = deps.jobs.status(record.run_id)
     assert outcome.text == "the whole answer"
     assert status.state is RunState.DONE and status.text == "the whole answer"
@@ -57,16 +57,16 @@ async def test_a_run_is_created_in_the_hosts_engine_and_collected_with_its_whole
 
 
 async def test_the_server_holds_a_proxy_and_only_the_host_has_an_engine(tmp_path: Path) -> None:
-    """One code path: the server's side is a JobProxy (no queue, no cap, no second fold); the run is admitted by
+    """One code path: the server's side is a RunFollower (no queue, no cap, no second fold); the run is admitted by
     the host's RunEngine, whether that host is the user's shared one or, as here, the server's own."""
     backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
-        assert isinstance(deps.engine, JobProxy) and not isinstance(deps.engine, RunEngine)
-        assert deps.own_host is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
-        tg.start_soon(deps.engine.execute, record)
+        assert isinstance(deps.runs, RunFollower) and not isinstance(deps.runs, RunEngine)
+        assert isinstance(deps.own_host, ServersOwnHost)
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
+        tg.start_soon(deps.runs.execute, record)
         with anyio.fail_after(BOUND):
-            while [r.run_id for r in deps.own_host.engine.active] != [record.run_id]:
+            while [r.run_id for r in deps.own_host.host.engine.active] != [record.run_id]:
                 await anyio.sleep(0.01)  # the host admits the run in its own task: its engine is all there is
         hold.set()
 
@@ -75,7 +75,7 @@ async def test_a_refused_request_creates_no_job(tmp_path: Path) -> None:
     async with executor(tmp_path, ScriptedBackend()) as deps:
         assert deps.jobs is not None
         with pytest.raises(InputError):
-            await deps.engine.register(spec(tmp_path, "x", conversation="not/a valid id\n"), BackendName("gemini"))
+            await deps.runs.register(spec(tmp_path, "x", conversation="not/a valid id\n"), BackendName("gemini"))
         assert deps.jobs.store.job_ids() == []
 
 
@@ -83,11 +83,11 @@ async def test_the_same_idempotency_key_returns_the_same_job_and_another_request
     backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None
-        first = await deps.engine.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
-        again = await deps.engine.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
+        first = await deps.runs.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
+        again = await deps.runs.register(spec(tmp_path), BackendName("gemini"), JobOptions(idempotency_key="k"))
         assert again.reused_job and again.run_id == first.run_id
         with pytest.raises(JobConflict):
-            await deps.engine.register(spec(tmp_path, "other"), BackendName("gemini"), JobOptions(idempotency_key="k"))
+            await deps.runs.register(spec(tmp_path, "other"), BackendName("gemini"), JobOptions(idempotency_key="k"))
         assert deps.jobs.store.job_ids() == [first.run_id]
         hold.set()
 
@@ -95,9 +95,9 @@ async def test_the_same_idempotency_key_returns_the_same_job_and_another_request
 async def test_a_busy_conversation_refuses_a_second_continuation_at_once(tmp_path: Path) -> None:
     backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps:
-        await deps.engine.register(spec(tmp_path, conversation="conv-1"), BackendName("gemini"))
+        await deps.runs.register(spec(tmp_path, conversation="conv-1"), BackendName("gemini"))
         with pytest.raises(JobConflict, match="already has a run in flight"):
-            await deps.engine.register(spec(tmp_path, "again", conversation="conv-1"), BackendName("gemini"))
+            await deps.runs.register(spec(tmp_path, "again", conversation="conv-1"), BackendName("gemini"))
         hold.set()
 
 
@@ -107,9 +107,9 @@ async def test_a_run_cancelled_while_queued_behind_the_cap_ends_cancelled(
     backend, hold = held_backend("held")
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert deps.jobs is not None
-        first = await deps.engine.register(spec(tmp_path, "first"), BackendName("gemini"))
-        tg.start_soon(deps.engine.execute, first)
-        queued = await deps.engine.register(spec(tmp_path, "queued"), BackendName("gemini"))
+        first = await deps.runs.register(spec(tmp_path, "first"), BackendName("gemini"))
+        tg.start_soon(deps.runs.execute, first)
+        queued = await deps.runs.register(spec(tmp_path, "queued"), BackendName("gemini"))
         status = await deps.jobs.cancel(queued.run_id)
         hold.set()
     assert status.state is RunState.CANCELLED
@@ -124,8 +124,8 @@ async def test_a_continuation_whose_conversation_lock_cannot_be_taken_is_refused
         name = hashlib.sha256(b"conv-2").hexdigest()[:32]
         (tmp_path / "state" / "locks" / f"conv-{name}.lock").mkdir(parents=True)  # the lock file cannot be opened
         with pytest.raises(RelayError, match=r"Could not lock conversation conv-2 \(.+\); refusing to start"):
-            await deps.engine.register(spec(tmp_path, conversation="conv-2"), BackendName("gemini"))
-        fresh = await deps.engine.register(spec(tmp_path, "fresh"), BackendName("gemini"))  # takes no lock
+            await deps.runs.register(spec(tmp_path, conversation="conv-2"), BackendName("gemini"))
+        fresh = await deps.runs.register(spec(tmp_path, "fresh"), BackendName("gemini"))  # takes no lock
         assert list(deps.jobs.store.job_ids()) == [fresh.run_id]
         await deps.jobs.cancel(fresh.run_id)
 
@@ -143,7 +143,7 @@ async def test_a_long_answer_crosses_whole_in_the_hosts_result_message(tmp_path:
     backend.queue(Script(deltas=_pieces(LONG_ANSWER), hold=hold))
     async with executor(tmp_path, backend) as deps:
         assert deps.jobs is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
         channel = await deps.jobs.client.open()
         try:
             await channel.send({"op": "run", "job_id": record.run_id, "env": {}})
@@ -168,17 +168,18 @@ async def test_the_servers_record_follows_the_hosts_and_the_call_returns_the_who
     backend.queue(Script(deltas=_pieces(LONG_ANSWER), hold=hold))
     async with executor(tmp_path, backend) as deps, anyio.create_task_group() as tg:
         assert deps.own_host is not None
-        record = await deps.engine.register(spec(tmp_path), BackendName("gemini"))
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
         outcome: list[str] = []
 
         async def execute() -> None:
-            outcome.append((await deps.engine.execute(record)).text)
+            outcome.append((await deps.runs.execute(record)).text)
 
         tg.start_soon(execute)
         with anyio.fail_after(BOUND):
             while record.text != LONG_ANSWER:
                 await anyio.sleep(0.01)  # the host's changes arrive on the server's own channel
-        hosts = deps.own_host.runner.live[record.run_id].record
+        assert isinstance(deps.own_host, ServersOwnHost)
+        hosts = deps.own_host.host.runner.live[record.run_id].record
         assert (record.state, record.session_id, record.tail) == (RunState.RUNNING, hosts.session_id, hosts.tail)
         hold.set()
     assert outcome == [LONG_ANSWER]

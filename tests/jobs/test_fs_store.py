@@ -17,8 +17,8 @@ import pytest
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
-from gemini_relay.jobs.store.base import EXIT_DONE, JobMeta, JobNotFound, JobResult, StoreUnwritable
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_store import EXIT_DONE, JobMeta, JobNotFound, JobResult, StoreUnwritable
 
 
 def test_the_store_and_every_job_directory_are_private_to_the_owner(tmp_path: Path) -> None:

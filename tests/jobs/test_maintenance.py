@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.store.base import JobConflict, JobStore, Progress
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_store import JobConflict, JobStore, Progress
 from gemini_relay.jobs.store.maintenance import orphaned_queued, sweep
 from gemini_relay.jobs.store.memory import MemoryJobStore
 from gemini_relay.supervise.liveness import ProcessInfo, describe

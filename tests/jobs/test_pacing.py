@@ -13,7 +13,7 @@ import pytest
 
 from gemini_relay.core.pacing import PacingPolicy
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.engine.pacing import Pacer, QueueWaitExceeded
+from gemini_relay.jobs.engine.pacer import Pacer, QueueWaitExceeded
 
 pytestmark = pytest.mark.anyio
 BOUND = 5.0

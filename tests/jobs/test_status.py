@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.core.vocabulary import FailureReason, RunState
-from gemini_relay.jobs.store.base import JobNotFound, JobStore, Progress
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
+from gemini_relay.jobs.store.job_status import INTERRUPTED, INTERRUPTED_RECOVERY, derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound, JobStore, Progress
 from gemini_relay.jobs.store.memory import MemoryJobStore
-from gemini_relay.jobs.store.status import INTERRUPTED, INTERRUPTED_RECOVERY, derive_status
 from gemini_relay.supervise.liveness import ProcessInfo, describe
 from tests.jobs.store_conformance import full_meta, full_result
 from tests.supervise.test_liveness import gone_process

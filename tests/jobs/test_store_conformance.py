@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.core.vocabulary import FailureReason, RunState
-from gemini_relay.jobs.store.base import JobMeta, JobNotFound, JobResult, JobStore, Progress
-from gemini_relay.jobs.store.files import EXIT_CODE, META, RESULT, FileJobStore
+from gemini_relay.jobs.store.file_store import EXIT_CODE, META, RESULT, FileJobStore
+from gemini_relay.jobs.store.job_store import JobMeta, JobNotFound, JobResult, JobStore, Progress
 from gemini_relay.jobs.store.memory import MemoryJobStore
 from gemini_relay.supervise.liveness import ProcessInfo
 from tests.jobs.store_conformance import IdempotencyContract, StoreContract, full_meta, full_result

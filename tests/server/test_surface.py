@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from gemini_relay.backends.backend_registry import entries
 from gemini_relay.backends.entry import BackendEntry
-from gemini_relay.backends.registry import entries
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
 from gemini_relay.tools.common.definition import AnyTool

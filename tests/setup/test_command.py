@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gemini_relay import __version__
 from gemini_relay.setup.clients import BY_NAME
-from gemini_relay.setup.options import CLIENT_NAMES
+from gemini_relay.setup.setup_options import CLIENT_NAMES
 from tests.executables import relay_command
 from tests.setup.homes import RELAY, SetupHome
 

@@ -13,8 +13,8 @@ import pytest
 from gemini_relay.config import Settings
 from gemini_relay.content.fetch_image import FetchedImage, ImageFetchError
 from gemini_relay.errors import ConfigError, InputError
-from gemini_relay.tools.media import refs as media_refs
-from gemini_relay.tools.media.config import MediaConfig
+from gemini_relay.tools.common import media_refs
+from gemini_relay.tools.common.media_config import MediaConfig
 from tests.fakes.fake_gemini_api import TINY_PNG
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from gemini_relay.backends.backend_registry import BackendRegistry, entries, names
 from gemini_relay.backends.probe import ProbeCache
-from gemini_relay.backends.registry import BackendRegistry, entries, names
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.transports.front_answers import ANSWERS_FILE, REGENERATE, FrontAnswers, acceptable, surface_key
@@ -198,7 +198,7 @@ def test_the_fronts_automatic_choice_is_the_registrys(tmp_path: Path) -> None:
 
 
 def test_the_fronts_state_dir_check_makes_what_the_job_store_makes(tmp_path: Path) -> None:
-    from gemini_relay.jobs.store.files import FileJobStore
+    from gemini_relay.jobs.store.file_store import FileJobStore
     from gemini_relay.transports.front_answers import usable_state_dir
 
     assert usable_state_dir(tmp_path / "front")

@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from gemini_relay.backends.registry import entries
+from gemini_relay.backends.backend_registry import entries
 from gemini_relay.server.surface import instructions_for
 from gemini_relay.tools.registry import registry
 from tests.executables import relay_command

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from tests.browser import chromium
 from tests.harness import Relay, install_fake_agy
 from tests.test_server_surface import text_of

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from tests.transports.http_server import HttpServer, bare_env, serve_http
 from tests.transports.page_jobs import finished_job
 

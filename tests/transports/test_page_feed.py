@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gemini_relay.core.receipt import Receipt
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from gemini_relay.transports.page.feed import TAIL_BYTES, JobFeed
 from tests.transports.page_jobs import finished_job, running_job
 

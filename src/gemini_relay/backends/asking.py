@@ -1,6 +1,6 @@
 """Questions an upstream agent asks mid-run (may I run this command?), and who answers them.
 
-A run's Asker is the person behind the MCP call, reached through the client (server/asking.py turns a Question into
+A run's Asker is the person behind the MCP call, reached through the client (server/elicit.py turns a Question into
 `elicitation/create`); the relay host forwards questions of the runs it holds to the server attached to them. The
 Asker of the current run is the ASKER context variable: unset for durable jobs and MCP tasks, whose caller is gone,
 so their questions are answered by the call's policy. No `mcp` import here (layers: nothing below tools/ knows MCP).

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
-from gemini_relay.backends.models import Catalog
+from gemini_relay.backends.model_names import Catalog
 from gemini_relay.core.vocabulary import BackendName, QuotaLevel
 from gemini_relay.streams.transcript import Transcript
 

@@ -1,4 +1,4 @@
-"""A backend's one declaration: the entry its package exports as `ENTRY` and the registry lists (registry.py).
+"""A backend's one declaration: the entry its package exports as `ENTRY` and the registry lists (backend_registry.py).
 
 Everything the relay knows of a backend outside its package is here: its name and the other spellings
 GEMINI_MCP_BACKEND accepts, how it is built from the settings, how the automatic choice finds it, its fallback model,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
+from gemini_relay.core.trusted_files import OTHERS_WRITE, load_trusted_json, write_file
 from gemini_relay.supervise.process import ProcessSpec, SpawnError, run_process
 
 PROBE_TIMEOUT = 15.0  # a cold node CLI prints --help in ~1.2 s here; CI machines can be several times slower

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gemini_relay.content.structured import NoJsonFound, extract_json, make_validator, validation_errors
+from gemini_relay.content.json_schema import NoJsonFound, extract_json, make_validator, validation_errors
 from gemini_relay.core.vocabulary import Agreement, Severity, Verdict
 
 __all__ = ["MAX_PROBLEMS", "Tagged", "read_synthesis", "synthesis_fields", "synthesis_prompt", "synthesis_schema"]

@@ -15,8 +15,8 @@ import anyio
 
 from gemini_relay.content.git_diff import GitError
 from gemini_relay.content.worktree import Worktree, Worktrees
-from gemini_relay.jobs.store.base import JobNotFound, JobStore
-from gemini_relay.jobs.store.status import derive_status
+from gemini_relay.jobs.store.job_status import derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound, JobStore
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 

@@ -50,7 +50,7 @@ class QuotaLevel(StrEnum):
 
 
 BackendName = NewType("BackendName", str)
-"""An upstream a run can go to: the name its entry registers (backends/registry.py), e.g. `agy`."""
+"""An upstream a run can go to: the name its entry registers (backends/backend_registry.py), e.g. `agy`."""
 
 
 class Toolset(StrEnum):

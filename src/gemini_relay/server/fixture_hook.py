@@ -14,8 +14,8 @@ from mcp.server.context import HandlerResult, ServerRequestContext
 
 from gemini_relay.config import Settings
 from gemini_relay.log import logger
-from gemini_relay.server.tasks.service import TaskService
-from gemini_relay.server.tasks.wire import TaskWire
+from gemini_relay.server.tasks.task_service import TaskService
+from gemini_relay.server.tasks.task_wire import TaskWire
 
 FIXTURES_VARIABLE = "GEMINI_RELAY_FIXTURES"
 FACTORY = "relay_fixtures"

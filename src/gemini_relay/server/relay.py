@@ -27,12 +27,12 @@ from gemini_relay.core.vocabulary import FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices, with_receipt
 from gemini_relay.log import describe_call, logger
-from gemini_relay.server.asking import asking_caller
-from gemini_relay.server.channel import CallChannel
+from gemini_relay.server.elicit import asking_caller
 from gemini_relay.server.fixture_hook import load_fixtures
+from gemini_relay.server.sdk_channel import CallChannel
 from gemini_relay.server.surface import instructions_for, prompt_text, prompts_for, tool_entry
-from gemini_relay.server.tasks.service import TaskService
-from gemini_relay.server.tasks.wire import EXTENSION, TaskWire, declares_extension, is_modern
+from gemini_relay.server.tasks.task_service import TaskService
+from gemini_relay.server.tasks.task_wire import EXTENSION, TaskWire, declares_extension, is_modern
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.definition import AnyTool
 from gemini_relay.tools.common.model_view import model_view

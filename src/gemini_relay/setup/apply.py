@@ -1,13 +1,13 @@
 """Writing the relay's entries into one client's file, and taking them out again.
 
-An entry already there as setup would write it is left as it is ("already present"); one setup wrote with other
-options (Codex's approvals) is updated; a different entry under the same name is left alone and reported unless
-`--force`. Before the first write to an existing file a backup is made (files.py). `--remove` takes out what setup
-wrote (or an entry equal to what it would write) and leaves the rest; when nothing else touched the file since setup
-wrote it, the file is restored byte for byte instead (or deleted with the folders and side files setup made, when
-it did not exist before, and only while each holds exactly what was written). A file setup cannot open as a
-regular file, cannot read in its format, or whose owner could not write it, is left alone with a line saying why
-(and the entry to add by hand); the other clients go on.
+An entry already there as setup would write it is left as it is ("already present"); one setup wrote with other options
+(Codex's approvals) is updated; a different entry under the same name is left alone and reported unless `--force`.
+Before the first write to an existing file a backup is made (config_files.py). `--remove` takes out what setup wrote (or
+an entry equal to what it would write) and leaves the rest; when nothing else touched the file since setup wrote it, the
+file is restored byte for byte instead (or deleted with the folders and side files setup made, when it did not exist
+before, and only while each holds exactly what was written). A file setup cannot open as a regular file, cannot read in
+its format, or whose owner could not write it, is left alone with a line saying why (and the entry to add by hand); the
+other clients go on.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 
 from gemini_relay.setup.claude_cli import ClaudeCli, CliFailed, Snapshot
 from gemini_relay.setup.clients import Client, Home
-from gemini_relay.setup.entries import Entry
-from gemini_relay.setup.files import (
+from gemini_relay.setup.config_files import (
     PRIVATE,
     FileRecord,
     NotAFile,
@@ -37,6 +36,7 @@ from gemini_relay.setup.files import (
     restore,
     writable,
 )
+from gemini_relay.setup.entries import Entry
 from gemini_relay.setup.formats import Format, FormatError
 
 

@@ -16,10 +16,10 @@ from gemini_relay.errors import ConfigError
 from gemini_relay.setup import claude_cli
 from gemini_relay.setup.apply import Run, Target, remove, write
 from gemini_relay.setup.clients import BY_NAME, CLIENTS, Client, Home
+from gemini_relay.setup.config_files import Records
 from gemini_relay.setup.entries import HTTP_NAME, NAMES, STDIO_NAME, Entry, Token, http_entry, launcher, stdio_entry
-from gemini_relay.setup.files import Records
 from gemini_relay.setup.lock import LockBusy, setup_lock
-from gemini_relay.setup.options import Approve
+from gemini_relay.setup.setup_options import Approve
 
 CACHES = ("/.cache/uv/", "/uv/archive-", "/pip-build-env-")  # where uvx and pip keep throwaway environments
 

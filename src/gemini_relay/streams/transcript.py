@@ -1,6 +1,6 @@
 """Transcript: the one fold of a run's decoded events — answer text, the upstream's verdict, its complaints.
 
-The job's record (jobs/models.py) wraps one and adds the run's lifecycle; a backend keeps its own copy of what it
+The job's record (jobs/engine/record.py) wraps one and adds the run's lifecycle; a backend keeps its own copy of what it
 yielded so it can classify the process's exit. Both fold through `apply`, so the two can never disagree.
 """
 

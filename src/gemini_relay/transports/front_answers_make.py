@@ -28,7 +28,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from gemini_relay.app import build_deps
-from gemini_relay.backends.registry import entries, names
+from gemini_relay.backends.backend_registry import entries, names
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.server.relay import RelayServer

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from gemini_relay.jobs.store.files import FileJobStore
+from gemini_relay.jobs.store.file_store import FileJobStore
 from gemini_relay.server.relay import RelayServer
+from gemini_relay.tools.common.media_config import OUTPUT_DIR_ENVS, first_env
 from gemini_relay.tools.jobs.quota import refresh_quota
-from gemini_relay.tools.media.config import OUTPUT_DIR_ENVS, first_env
 from gemini_relay.transports.stdio import serve_stdio
 
 if TYPE_CHECKING:
@@ -41,11 +41,11 @@ async def run_server(
         await deps.registry.open()  # warm pools live in this task, so they close here too
         try:
             if http is None or sock is None:
-                await serve_stdio(server, background, deps.engine.detach, front)
+                await serve_stdio(server, background, deps.runs.detach, front)
             else:
                 from gemini_relay.transports.http import serve_http  # uvicorn is only imported when serving HTTP
 
-                await serve_http(server, http, sock, background, deps.engine.detach, page=_page(deps))
+                await serve_http(server, http, sock, background, deps.runs.detach, page=_page(deps))
         finally:
             # No shield scope of our own around it: the pools' task groups were entered before it, and closing them
             # inside a newer scope is a RuntimeError that skipped the other pools. Each pool shields its stops.

@@ -21,8 +21,8 @@ from gemini_relay.backends.agy.args import (
     resolve_model,
     stream_json_user_line,
 )
-from gemini_relay.backends.agy.models import FALLBACK_MODELS
-from gemini_relay.backends.models import ModelInfo
+from gemini_relay.backends.agy.catalogs import FALLBACK_MODELS
+from gemini_relay.backends.model_names import ModelInfo
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import ConfigError, InputError
 from tests.fakes.fake_agy import HELP_LEVELS, MODELS, help_text

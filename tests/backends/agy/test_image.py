@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gemini_relay.backends.agy.image import (
+from gemini_relay.backends.agy.agy_image import (
     ASPECT_RATIOS,
     SIZES,
     check_dimensions,

@@ -7,7 +7,7 @@ import json
 import anyio
 import pytest
 
-from gemini_relay.backends.agy.models import (
+from gemini_relay.backends.agy.catalogs import (
     FALLBACK_MODELS,
     EnvelopeError,
     fetch_agents,
@@ -15,7 +15,7 @@ from gemini_relay.backends.agy.models import (
     parse_agents,
     parse_models,
 )
-from gemini_relay.backends.models import ModelInfo
+from gemini_relay.backends.model_names import ModelInfo
 from gemini_relay.errors import BackendUnavailable
 from tests.backends.agy.conftest import AgyWorld
 from tests.fakes.fake_agy import MODELS

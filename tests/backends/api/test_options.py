@@ -6,8 +6,8 @@ import pytest
 
 from gemini_relay.backends.api import resolve_model
 from gemini_relay.backends.api.common import DEFAULT_MODEL
-from gemini_relay.backends.api.options import thinking_config
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.api.generate_config import thinking_config
+from gemini_relay.backends.model_names import GEMINI_ALIASES
 from gemini_relay.errors import InputError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gemini_relay.content.search import source_urls
+from gemini_relay.content.search_prompt import source_urls
 from gemini_relay.core.events import TextDelta
 from tests.fakes.fake_gemini_api import SEARCH_SOURCES, SEARCH_SUMMARY_TEXT
 

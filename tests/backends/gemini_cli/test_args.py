@@ -17,7 +17,7 @@ from gemini_relay.backends.gemini_cli.args import (
     resolve_model,
     with_schema_instruction,
 )
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.model_names import GEMINI_ALIASES
 from gemini_relay.backends.probe import ProbeResult, parse_flags
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError

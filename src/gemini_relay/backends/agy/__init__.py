@@ -3,8 +3,8 @@
 - backend.py: AgyBackend, one `agy --output-format stream-json` process per run; warm.py: WarmAgyBackend, which keeps
   a live process per conversation (stream-json input) once an owner opened it.
 - args.py (argv, model ids, --print-timeout), decoder.py (stream-json lines to events), errors.py (exit and stderr
-  to RunFailed and notices), settings.py (AGY_*), version.py (the 1.1.15 floor), models.py (`agy models|agents`),
-  usage.py (the /usage quota probe), sessions.py (its conversation cache), image.py (gemini-image's file),
+  to RunFailed and notices), settings.py (AGY_*), version.py (the 1.1.15 floor), catalogs.py (`agy models|agents`),
+  usage.py (the /usage quota probe), sessions.py (its conversation cache), agy_image.py (gemini-image's file),
   surface.py (gemini-models, -conversations, -doctor and -help).
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gemini_relay.backends.literal_prompt import neutralise_at_references
-from gemini_relay.backends.models import ModelInfo
+from gemini_relay.backends.model_names import ModelInfo
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import ConfigError, InputError
 

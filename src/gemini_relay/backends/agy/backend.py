@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 
 import gemini_relay.backends.agy.surface as surface
+from gemini_relay.backends.agy.agy_image import SAVED_NAME_BYTES, image_prompt, save_generated_image
 from gemini_relay.backends.agy.args import (
     FLOOR_CAPABILITIES,
     Capabilities,
@@ -25,10 +26,9 @@ from gemini_relay.backends.agy.args import (
     parse_help,
     reduce_model,
 )
+from gemini_relay.backends.agy.catalogs import FALLBACK_MODELS, fetch_agents, fetch_models
 from gemini_relay.backends.agy.decoder import AgyDecoder
 from gemini_relay.backends.agy.errors import classify_exit, is_partial, run_notices
-from gemini_relay.backends.agy.image import SAVED_NAME_BYTES, image_prompt, save_generated_image
-from gemini_relay.backends.agy.models import FALLBACK_MODELS, fetch_agents, fetch_models
 from gemini_relay.backends.agy.quota_cache import CACHE_SECONDS, TRUST_FLOOR, UsageCache
 from gemini_relay.backends.agy.sessions import ConversationListing, agy_state_dir, list_conversations
 from gemini_relay.backends.agy.settings import CHILD_ENV_KEYS, INSTALL_HINT, NAME, AgySettings
@@ -36,9 +36,9 @@ from gemini_relay.backends.agy.usage import UsageReading, group_for_model, probe
 from gemini_relay.backends.agy.version import AgyVersion, require_floor
 from gemini_relay.backends.capabilities import ImageRequest, QuotaReport, SavedImage
 from gemini_relay.backends.checks import check_text_only
-from gemini_relay.backends.cli import CliRun, stream_cli, verdict
+from gemini_relay.backends.cli_run import CliRun, stream_cli, verdict
 from gemini_relay.backends.env import child_env
-from gemini_relay.backends.models import Catalog, served_notice
+from gemini_relay.backends.model_names import Catalog, served_notice
 from gemini_relay.backends.probe import ProbeCache, ProbeResult, run_probe
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted
@@ -234,7 +234,7 @@ class AgyBackend:
         return image_prompt(prompt, aspect_ratio, size)
 
     async def save_image(self, record: Transcript, request: ImageRequest, *, since: float) -> SavedImage:
-        """After a gemini-image run: copy the image agy left in the run's conversation folder (see image.py)."""
+        """After a gemini-image run: copy the image agy left in the run's conversation folder (see agy_image.py)."""
         state = self.state_dir()
         return await anyio.to_thread.run_sync(
             lambda: save_generated_image(

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Protocol
 
 from gemini_relay.backends.agy.args import MODEL_ALIASES as AGY_ALIASES
+from gemini_relay.backends.agy.catalogs import FALLBACK_MODELS, FALLBACK_NOTICE
 from gemini_relay.backends.agy.errors import SIGN_IN
-from gemini_relay.backends.agy.models import FALLBACK_MODELS, FALLBACK_NOTICE
 from gemini_relay.backends.agy.sessions import ConversationListing
 from gemini_relay.backends.agy.settings import AgySettings
 from gemini_relay.backends.agy.usage import UsageReading
 from gemini_relay.backends.agy.version import AgyVersion
 from gemini_relay.backends.capabilities import ConversationRows, DoctorSection, ModelListing
-from gemini_relay.backends.models import Catalog
+from gemini_relay.backends.model_names import Catalog
 from gemini_relay.backends.probe import ProbeResult
 from gemini_relay.core.vocabulary import QuotaLevel
 from gemini_relay.errors import BackendUnavailable

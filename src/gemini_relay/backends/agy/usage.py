@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.agy.models import EnvelopeError, parse_envelope, run_capture
+from gemini_relay.backends.agy.catalogs import EnvelopeError, parse_envelope, run_capture
 from gemini_relay.backends.capabilities import QuotaGroupReading, QuotaReport, QuotaWindow
 from gemini_relay.core.vocabulary import QuotaLevel
 from gemini_relay.supervise.process import SpawnError

@@ -30,7 +30,7 @@ from gemini_relay.backends.agy.args import Invocation
 from gemini_relay.backends.agy.backend import AgyBackend
 from gemini_relay.backends.agy.decoder import AgyDecoder
 from gemini_relay.backends.agy.settings import INSTALL_HINT
-from gemini_relay.backends.cli import CliRun
+from gemini_relay.backends.cli_run import CliRun
 from gemini_relay.backends.idle import IdleReaper
 from gemini_relay.backends.probe import ProbeCache
 from gemini_relay.config import Settings

@@ -1,7 +1,7 @@
 """The api backend (GEMINI_MCP_BACKEND=api): the Gemini REST API through google-genai, no CLI and no Node.
 
 Public surface:
-- `ENTRY`: its line in the registry (backends/registry.py).
+- `ENTRY`: its line in the registry (backends/backend_registry.py).
 - `build_api_backend(settings)` / `ApiBackend(settings)`: the backend (`name` "api", `command` "gemini-api",
   `max_concurrent` None); its `run(spec)` is an async generator of core.events ending in Finished,
   or raises RunFailed / RunTimedOut / BackendUnavailable / InputError.
@@ -18,7 +18,7 @@ Importing the package does not import google-genai (~0.3 s); a run, models() or 
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.backend import ApiBackend, build_api_backend
 from gemini_relay.backends.api.common import SEARCH_TOOLS, Check, Diagnosis, resolve_model
-from gemini_relay.backends.api.conversations import ConversationStore, validate_conversation_id
+from gemini_relay.backends.api.conversation_store import ConversationStore, validate_conversation_id
 from gemini_relay.backends.api.settings import API_KEYS, NAME, has_api_key
 from gemini_relay.backends.entry import BackendEntry
 from gemini_relay.backends.probe import ProbeCache

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.common import COMMAND, DEFAULT_MODEL, Diagnosis, resolve_model
-from gemini_relay.backends.api.conversations import (
+from gemini_relay.backends.api.conversation_store import (
     CONVERSATION_ID,
     ConversationStore,
     Turn,
@@ -28,7 +28,7 @@ from gemini_relay.backends.api.media.output import latest_interaction
 from gemini_relay.backends.api.settings import NAME, ApiSettings
 from gemini_relay.backends.capabilities import Conversation, ConversationRows, DoctorSection, ModelListing, StoredFile
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.models import GEMINI_ALIASES, served_notice
+from gemini_relay.backends.model_names import GEMINI_ALIASES, served_notice
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted, StreamNotice, TextDelta
 from gemini_relay.core.spec import RunSpec
@@ -36,8 +36,8 @@ from gemini_relay.errors import BackendUnavailable
 from gemini_relay.log import logger
 
 if TYPE_CHECKING:
-    from gemini_relay.backends.api.options import Request
-    from gemini_relay.backends.models import Catalog
+    from gemini_relay.backends.api.generate_config import Request
+    from gemini_relay.backends.model_names import Catalog
 
 HELP_TEXT = "\n".join(
     [
@@ -124,17 +124,17 @@ class ApiBackend:
         return latest_interaction(folder)
 
     async def list_files(self, limit: int) -> list[StoredFile]:
-        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+        from gemini_relay.backends.api.media import files_api as files  # noqa: PLC0415 - loads the SDK
 
         return await files.list_files(self.auth(), limit)
 
     async def upload_file(self, source: Path | BinaryIO, mime_type: str, display_name: str | None = None) -> StoredFile:
-        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+        from gemini_relay.backends.api.media import files_api as files  # noqa: PLC0415 - loads the SDK
 
         return await files.upload(self.auth(), source, mime_type, display_name)
 
     async def delete_file(self, name: str) -> None:
-        from gemini_relay.backends.api.media import files  # noqa: PLC0415 - loads the SDK
+        from gemini_relay.backends.api.media import files_api as files  # noqa: PLC0415 - loads the SDK
 
         await files.delete(self.auth(), name)
 
@@ -146,7 +146,7 @@ class ApiBackend:
         return True
 
     async def count_tokens(self, text: str, model: str | None) -> int:
-        from gemini_relay.backends.api.tokens import count_tokens  # noqa: PLC0415 - loads the SDK
+        from gemini_relay.backends.api.count_tokens import count_tokens  # noqa: PLC0415 - loads the SDK
 
         return await count_tokens(self.auth(), resolve_model(model, self.section.default_model), text)
 
@@ -161,7 +161,7 @@ class ApiBackend:
 
     def request_for(self, spec: RunSpec) -> Request:
         """What `spec` sends: model, generation config and the notices for options the API cannot honour."""
-        from gemini_relay.backends.api.options import build_request  # noqa: PLC0415 - loads the SDK
+        from gemini_relay.backends.api.generate_config import build_request  # noqa: PLC0415 - loads the SDK
 
         return build_request(spec, self.section.default_model)
 
@@ -187,13 +187,13 @@ class ApiBackend:
 
     async def run(self, spec: RunSpec) -> AsyncGenerator[AgentEvent, None]:
         if spec.media is not None:
-            from gemini_relay.backends.api.media.run import run_media  # noqa: PLC0415 - loads the SDK
+            from gemini_relay.backends.api.media.media_run import run_media  # noqa: PLC0415 - loads the SDK
 
             async with aclosing(run_media(self.auth(), spec, self._settings.state_dir)) as events:
                 async for event in events:
                     yield event
             return
-        from gemini_relay.backends.api.runner import Exchange  # noqa: PLC0415 - loads the SDK
+        from gemini_relay.backends.api.exchange import Exchange  # noqa: PLC0415 - loads the SDK
 
         auth = self.auth()
         request = self.request_for(spec)

@@ -12,7 +12,7 @@ from gemini_relay.backends.api.auth import ApiAuth, resolve_auth
 from gemini_relay.backends.api.common import Check, Diagnosis, resolve_model
 from gemini_relay.backends.api.failures import TRANSPORT_ERRORS, from_api_error, from_transport_error
 from gemini_relay.backends.api.settings import DEFAULT_MODEL_ENV
-from gemini_relay.backends.models import GEMINI_MODELS, Catalog, ModelInfo
+from gemini_relay.backends.model_names import GEMINI_MODELS, Catalog, ModelInfo
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed
 
 LIST_TIMEOUT = 15.0  # models.list is one small GET; longer means the endpoint is not usable

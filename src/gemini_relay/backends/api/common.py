@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.model_names import GEMINI_ALIASES
 from gemini_relay.errors import InputError
 
 COMMAND = "gemini-api"  # the word in messages about this upstream: `gemini-api timed out after 30s`

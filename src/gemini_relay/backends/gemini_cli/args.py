@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from gemini_relay.backends.literal_prompt import neutralise_prompt
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.model_names import GEMINI_ALIASES
 from gemini_relay.backends.probe import ProbeResult, parse_flags
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.errors import InputError

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import gemini_relay.backends.gemini_cli.surface as surface
 from gemini_relay.backends.checks import check_text_only
-from gemini_relay.backends.cli import CliRun, stream_cli, verdict
+from gemini_relay.backends.cli_run import CliRun, stream_cli, verdict
 from gemini_relay.backends.gemini_cli.args import advertised_flags, build_invocation
 from gemini_relay.backends.gemini_cli.auth import with_auth_fix
 from gemini_relay.backends.gemini_cli.decoder import GeminiCliDecoder
 from gemini_relay.backends.gemini_cli.errors import classify_exit, no_answer_after_tools
 from gemini_relay.backends.gemini_cli.settings import INSTALL_HINT, NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import rewind_call, with_call_usage
-from gemini_relay.backends.models import served_notice
+from gemini_relay.backends.model_names import served_notice
 from gemini_relay.backends.probe import ProbeCache, ProbeResult
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, RunNotice, SessionStarted

@@ -13,7 +13,7 @@ from gemini_relay.backends.gemini_cli.cli_config import read_cli_view
 from gemini_relay.backends.gemini_cli.sessions import list_conversations
 from gemini_relay.backends.gemini_cli.settings import GeminiCliSettings, gemini_home
 from gemini_relay.backends.keycheck import KeyCheck, check_key
-from gemini_relay.backends.models import GEMINI_ALIASES, GEMINI_MODELS
+from gemini_relay.backends.model_names import GEMINI_ALIASES, GEMINI_MODELS
 from gemini_relay.backends.probe import ProbeResult, run_probe
 from gemini_relay.config import Settings
 

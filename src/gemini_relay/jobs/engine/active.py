@@ -1,6 +1,6 @@
 """ActiveRuns: the runs in flight in one process, each with its cancel scope, and the one place a run's end is
 written into its record (done, failed, cancelled, with the partial text). The executor's engine and the server's
-proxy both run through it, so a run ends the same way whichever side stops it.
+follower (jobs/follower.py) both run through it, so a run ends the same way whichever side stops it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """RunEngine: the executor's engine. It admits runs per backend in FIFO order under one cap, paces their starts,
 enforces each run's deadline from its admission, and cancels on request; every event is folded into the run's
-record once, by its runner. The relay host runs it (jobs/host/server.py) — the shared one, or a server's own with
-GEMINI_RELAY_HOST=off; servers reach it through jobs/proxy.JobProxy.
+record once, by its runner. The relay host runs it (relay_host/host.py) — the shared one, or a server's own with
+GEMINI_RELAY_HOST=off; servers reach it through jobs/follower.RunFollower.
 
 It is MCP-agnostic and does not know whether a backend spawns per run or keeps a warm process.
 """
@@ -22,7 +22,7 @@ from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import BackendUnavailable, RunTimedOut
 from gemini_relay.jobs.engine.active import ActiveRuns
-from gemini_relay.jobs.engine.pacing import Pacer
+from gemini_relay.jobs.engine.pacer import Pacer
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import InlineRunner, JobOptions, Runner
 
@@ -104,7 +104,7 @@ class RunEngine:
     @asynccontextmanager
     async def hold(self, backend: BackendName) -> AsyncIterator[None]:
         """One slot of `backend`'s cap, taken in turn like a run's and held for a run this engine does not run (a
-        drained predecessor's, jobs/host/handover.py)."""
+        drained predecessor's, relay_host/handover.py)."""
         limiter = self._limiters.get(backend)
         if limiter is None:
             yield

@@ -1,4 +1,4 @@
-"""How the engine gets a run done: in this process (InlineRunner), or by a detached supervisor (supervised.py)."""
+"""How the engine gets a run done: in this process (InlineRunner), or in the relay host (relay_host/executor.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 import anyio
 
 from gemini_relay.backends.base import Backend
-from gemini_relay.backends.models import served_model, served_notice
+from gemini_relay.backends.model_names import served_model, served_notice
 from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState

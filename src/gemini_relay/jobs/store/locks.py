@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.store.base import JobConflict
+from gemini_relay.jobs.store.job_store import JobConflict
 
 
 def acquire_conversation_lock(locks_dir: Path, conversation_id: str) -> int:

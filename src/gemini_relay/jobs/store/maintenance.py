@@ -7,8 +7,8 @@ import contextlib
 import time
 
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.store.base import JobNotFound, JobStore
-from gemini_relay.jobs.store.status import derive_status
+from gemini_relay.jobs.store.job_status import derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound, JobStore
 from gemini_relay.log import logger
 from gemini_relay.supervise.liveness import is_alive
 

@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
-from gemini_relay.jobs.store.base import IdempotencyBinding, JobConflict, JobMeta, JobNotFound, JobResult, Progress
+from gemini_relay.jobs.store.job_store import IdempotencyBinding, JobConflict, JobMeta, JobNotFound, JobResult, Progress
 from gemini_relay.supervise.liveness import ProcessInfo
 
 

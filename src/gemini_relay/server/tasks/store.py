@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
+from gemini_relay.core.trusted_files import OTHERS_WRITE, load_trusted_json, write_file
 from gemini_relay.jobs.store.locks import try_lock_file
 
 TASKS_DIR = "tasks"

@@ -1,7 +1,7 @@
 """What a tool may ask of the MCP client while its call runs: a form for the user (elicitation), a model turn
 (sampling), the client's roots, and log and progress notifications on the call's stream.
 
-The server gives each call its own Channel (server/channel.py), speaking whichever way the session does: in a
+The server gives each call its own Channel (server/sdk_channel.py), speaking whichever way the session does: in a
 2025-11-25 session a question is a request on the stream, answered before the call goes on; in 2026-07-28 the call
 ends with an `input_required` result and the client retries it with the answers (`inputResponses`, keyed as asked),
 so a tool asks by raising InputRequired and reads the answers on the retry (`response`). `ask` hides the difference

@@ -3,41 +3,43 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
 
-from gemini_relay.backends.registry import BackendRegistry, Selection
+from gemini_relay.backends.backend_registry import BackendRegistry, Selection
 from gemini_relay.config import Settings
 from gemini_relay.content.chunking import ChunkCache
 from gemini_relay.content.worktree import Worktrees
 from gemini_relay.content.worktree_reap import reap as reap_worktrees
 from gemini_relay.core.receipt import Receipt
 from gemini_relay.errors import InputError, RelayError
-from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.host.attach import HostedJobManager
-from gemini_relay.jobs.host.proxy import JobProxy
-from gemini_relay.jobs.host.server import Host
-from gemini_relay.jobs.store.maintenance import SWEEP_INTERVAL
+from gemini_relay.jobs import SWEEP_INTERVAL, Jobs, RunFollower, RunRecord
 from gemini_relay.log import logger
 
-OWN_HOST_START = 10.0  # a host in this process only binds its socket: past this something is wrong
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path can only be an error
+
+
+class OwnHost(Protocol):
+    """A relay host inside this server (GEMINI_RELAY_HOST=off), as the app built it: it serves within `serving`."""
+
+    def serving(self) -> AbstractAsyncContextManager[None]: ...
 
 
 @dataclass
 class Deps:
     settings: Settings
-    engine: JobProxy
+    runs: RunFollower
     registry: BackendRegistry
-    jobs: HostedJobManager | None = None
+    jobs: Jobs | None = None
     chunks: ChunkCache = field(default_factory=ChunkCache)
     background: TaskGroup | None = None  # owned by the transport: gemini-run jobs and adopted jobs run here
-    own_host: Host | None = None  # GEMINI_RELAY_HOST=off: the executor runs in this server, for as long as it serves
+    # GEMINI_RELAY_HOST=off: the relay host in this server, built by the app (app.py), served while the server is.
+    own_host: OwnHost | None = None
     # Configuration errors of a server that started anyway (app.explained_deps): while there is one, every call but
     # gemini-doctor is refused with them, and nothing is warmed, adopted or run.
     problems: tuple[str, ...] = ()
@@ -45,21 +47,11 @@ class Deps:
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
         """The executor for as long as the server serves: the shared relay host needs nothing here (it is started on
-        demand); the server's own host runs in this block, and its runs are cancelled when the block ends."""
-        host = self.own_host
+        demand); the server's own host (which the app built) serves in this block."""
         client = getattr(self.jobs, "client", None)
         try:
-            if host is None:
+            async with self.own_host.serving() if self.own_host is not None else nullcontext():
                 yield
-                return
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(host.serve)
-                with anyio.fail_after(OWN_HOST_START):
-                    await host.listening.wait()
-                try:
-                    yield
-                finally:
-                    host.shutdown("was cancelled (the server is shutting down)")
         finally:
             if client is not None:
                 await client.aclose()
@@ -89,7 +81,7 @@ class Deps:
 
     async def run_detached(self, record: RunRecord) -> None:
         try:
-            await self.engine.execute(record)
+            await self.runs.execute(record)
         except RelayError as exc:  # recorded in the job; the caller collects it with gemini-status
             logger.info("Job %s ended: %s", record.run_id, exc)
         except Exception:  # noqa: BLE001 - a follower that breaks must not take the server (every client) down

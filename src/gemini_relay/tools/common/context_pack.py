@@ -14,7 +14,7 @@ import anyio
 from pydantic import Field
 
 from gemini_relay.backends.capabilities import CountsTokens
-from gemini_relay.backends.models import GEMINI_ALIASES
+from gemini_relay.backends.model_names import GEMINI_ALIASES
 from gemini_relay.content.context_files import gather
 from gemini_relay.content.inline import inline_references
 from gemini_relay.content.packing import Counter, Packed, PackOrder, pack
@@ -22,7 +22,7 @@ from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
 from gemini_relay.errors import RunFailed
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.inputs import PathText, ToolInput
-from gemini_relay.tools.common.runner import inline_notices
+from gemini_relay.tools.common.prompt_run import inline_notices
 
 DEFAULT_TOKEN_BUDGET = 200_000  # inside every current Gemini context window, with room for the answer
 MAX_TOKEN_BUDGET = 2_000_000

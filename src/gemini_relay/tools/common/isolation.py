@@ -15,7 +15,7 @@ from gemini_relay.content.worktree import Changes, Worktree, Worktrees
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, PromptResult, paginate, run_prompt
+from gemini_relay.tools.common.prompt_run import PromptRequest, PromptResult, paginate, run_prompt
 
 PATCH_IN_ANSWER = 400_000  # bytes of patch an answer carries (≤ 50 chunks); the branch holds all of it
 REFUSED = "isolation 'worktree' refused"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gemini_relay.core.files import LinkInPath, write_file
+from gemini_relay.core.trusted_files import LinkInPath, write_file
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.path_args import check_destination
 

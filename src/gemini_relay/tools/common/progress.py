@@ -12,7 +12,7 @@ from typing import TypeVar
 import anyio
 
 from gemini_relay.core.vocabulary import RunState
-from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs import RunRecord
 from gemini_relay.tools.common.channel import Channel
 
 T = TypeVar("T")

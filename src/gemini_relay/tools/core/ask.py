@@ -17,7 +17,7 @@ from gemini_relay.content.changemode import (
     wrap_changemode,
 )
 from gemini_relay.content.guardrail import WriteCheck
-from gemini_relay.content.review import length_limit
+from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.result import RunResult
 from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
@@ -31,10 +31,10 @@ from gemini_relay.tools.common.isolation import isolate, run_isolated, worktree_
 from gemini_relay.tools.common.output_file import output_target, write_output
 from gemini_relay.tools.common.output_schemas import ANSWER_SCHEMA, answer_data
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, paginate, parse_schema, run_prompt
-from gemini_relay.tools.common.structured import run_structured
+from gemini_relay.tools.common.prompt_images import gather_images
+from gemini_relay.tools.common.prompt_run import PromptRequest, paginate, parse_schema, run_prompt
+from gemini_relay.tools.common.structured_answer import run_structured
 from gemini_relay.tools.core.fetch_chunk import cached_chunk
-from gemini_relay.tools.media.prompt_images import gather_images
 
 
 class AskInput(ContextOptions, PromptOptions):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gemini_relay.content.brainstorm import build_brainstorm_prompt
+from gemini_relay.content.brainstorm_prompt import build_brainstorm_prompt
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
@@ -14,7 +14,7 @@ from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, ToolInput
 from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, run_prompt
+from gemini_relay.tools.common.prompt_run import PromptRequest, run_prompt
 
 Methodology = Literal["divergent", "convergent", "scamper", "design-thinking", "lateral", "auto"]
 

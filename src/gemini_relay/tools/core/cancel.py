@@ -9,7 +9,7 @@ from gemini_relay.tools.common.progress import CallProgress
 
 
 async def cancel(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
-    count = deps.engine.cancel_all("was cancelled by gemini-cancel")
+    count = deps.runs.cancel_all("was cancelled by gemini-cancel")
     return Reply("Nothing was running." if count == 0 else f"Cancelled {count} run(s).")
 
 

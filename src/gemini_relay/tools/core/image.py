@@ -12,23 +12,23 @@ from pydantic import Field
 
 from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES, IMAGE_SUFFIXES, ImageRequest
 from gemini_relay.config import Settings
-from gemini_relay.core.files import ignored_by_git
 from gemini_relay.core.spec import MediaRequest
+from gemini_relay.core.trusted_files import ignored_by_git
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
-from gemini_relay.jobs.store.base import JobNotFound
+from gemini_relay.jobs import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText
+from gemini_relay.tools.common.media_config import MediaConfig
+from gemini_relay.tools.common.media_generate import controls, media_ready, media_spec
+from gemini_relay.tools.common.media_inputs import JobControls
+from gemini_relay.tools.common.media_jobs import run_media
 from gemini_relay.tools.common.output_schemas import MEDIA
 from gemini_relay.tools.common.path_args import check_destination
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, run_prompt
-from gemini_relay.tools.media.config import MediaConfig
-from gemini_relay.tools.media.durable import run_media
-from gemini_relay.tools.media.generate import controls, media_ready, media_spec
-from gemini_relay.tools.media.inputs import JobControls
+from gemini_relay.tools.common.prompt_run import PromptRequest, run_prompt
 
 DEFAULT_IMAGE_DIR = "gemini-images"
 SUFFIX_ROOM = max(len(s) for s in IMAGE_SUFFIXES)  # the suffix the saved file may bring (.jpeg, .webp)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.content.plan import build_plan_prompt
+from gemini_relay.content.plan_prompt import build_plan_prompt
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import images_field, timeout_field
@@ -12,8 +12,8 @@ from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
 from gemini_relay.tools.common.output_schemas import PLAN_SCHEMA, answer_data
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, run_prompt
-from gemini_relay.tools.media.prompt_images import gather_images
+from gemini_relay.tools.common.prompt_images import gather_images
+from gemini_relay.tools.common.prompt_run import PromptRequest, run_prompt
 
 
 class PlanInput(ToolInput):

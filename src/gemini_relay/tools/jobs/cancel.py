@@ -21,7 +21,7 @@ class CancelJobInput(ToolInput):
 
 async def cancel(deps: Deps, args: CancelJobInput, call: CallProgress) -> Reply:
     if args.job_id is None:
-        count = deps.engine.cancel_all("was cancelled by gemini-cancel")
+        count = deps.runs.cancel_all("was cancelled by gemini-cancel")
         return Reply("Nothing was running." if count == 0 else f"Cancelled {count} run(s).")
     runner = job_manager(deps)
     before = runner.status(args.job_id)

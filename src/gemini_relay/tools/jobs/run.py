@@ -11,12 +11,12 @@ from pydantic import Field
 from gemini_relay.backends.asking import without_caller
 from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
-from gemini_relay.content.review import length_limit
+from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
-from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.store.manager import JobManager
+from gemini_relay.jobs import JobOptions
+from gemini_relay.jobs.store.job_manager import JobManager
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue
@@ -24,7 +24,7 @@ from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import Isolation, PromptOptions
 from gemini_relay.tools.common.isolation import isolate, worktrees
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import inline_notices, parse_schema
+from gemini_relay.tools.common.prompt_run import inline_notices, parse_schema
 from gemini_relay.tools.jobs.collected import collected_reply
 from gemini_relay.tools.jobs.manager import job_manager
 from gemini_relay.tools.jobs.quota import with_quota
@@ -138,7 +138,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     try:
         with without_caller():  # the job outlives this call: its questions are answered by its policy
             options = JobOptions(args.priority, args.idempotency_key)
-            record = await deps.engine.register(spec, selection.backend, options)
+            record = await deps.runs.register(spec, selection.backend, options)
     except BaseException:
         if (made := worktrees(deps).containing(cwd)) is not None and not retried:
             with anyio.CancelScope(shield=True):

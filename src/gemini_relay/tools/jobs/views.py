@@ -1,6 +1,6 @@
 """The jobs tools' replies: short Markdown a person reads at a glance (state, elapsed, the answer, the next step; a
-table for lists), with the job's fields as structuredContent. The model's view (model_view.py) is the same text with
-a finished job's answer left to `result`, which holds it whole."""
+table for lists), with the job's fields as structuredContent. The model's view (common/model_view.py) is the same text
+with a finished job's answer left to `result`, which holds it whole."""
 
 from __future__ import annotations
 

@@ -10,13 +10,13 @@ from pydantic import Field
 from gemini_relay.backends.asking import AskOutcome, Option, Question, current_asker
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
+from gemini_relay.tools.common import media_refs
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import PathText, ToolInput
+from gemini_relay.tools.common.media_config import MediaConfig
+from gemini_relay.tools.common.media_inputs import Url
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media import refs as media_refs
-from gemini_relay.tools.media.config import MediaConfig
-from gemini_relay.tools.media.inputs import Url
 
 
 class FilesInput(ToolInput):

@@ -11,11 +11,11 @@ from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.media_config import MediaConfig
+from gemini_relay.tools.common.media_generate import AS_A_JOB, controls, media_spec, references
+from gemini_relay.tools.common.media_inputs import ImageOptions
+from gemini_relay.tools.common.media_jobs import run_media
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media.config import MediaConfig
-from gemini_relay.tools.media.durable import run_media
-from gemini_relay.tools.media.generate import AS_A_JOB, controls, media_spec, references
-from gemini_relay.tools.media.inputs import ImageOptions
 
 # The newest interaction per output folder in this process; after a restart the newest sidecar stands in for it.
 _LAST_INTERACTION: dict[str, str] = {}

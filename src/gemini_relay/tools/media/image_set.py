@@ -8,9 +8,9 @@ from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import PathText
+from gemini_relay.tools.common.media_generate import AS_A_JOB, image_job
+from gemini_relay.tools.common.media_inputs import ImageOptions, ReferencesInput, Url
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media.generate import AS_A_JOB, image_job
-from gemini_relay.tools.media.inputs import ImageOptions, ReferencesInput, Url
 
 
 def _seed_name(field: str, camel: str) -> AliasChoices:

@@ -6,8 +6,8 @@ from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
+from gemini_relay.tools.common.media_config import MediaConfig
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media.config import MediaConfig
 
 MEDIA_MODELS = (
     ("gemini-3.1-flash-image", "image: generate, edit, sets, interactions (Nano Banana 2; the default)"),

@@ -7,9 +7,9 @@ from pydantic import Field
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.media_generate import AS_A_JOB, media_job
+from gemini_relay.tools.common.media_inputs import ReferencesInput
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.media.generate import AS_A_JOB, media_job
-from gemini_relay.tools.media.inputs import ReferencesInput
 
 
 class MusicInput(ReferencesInput):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gemini_relay.content.assess import assess_changes
+from gemini_relay.content.diff_assessment import assess_changes
 from gemini_relay.content.git_diff import GitError, changes_and_untracked, diff_spec, git_env
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.log import logger
@@ -10,7 +10,7 @@ from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.review.inputs import DiffInput
+from gemini_relay.tools.review.review_inputs import DiffInput
 
 
 class AssessInput(DiffInput):

@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from gemini_relay.backends.backend_registry import resolve_name
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.registry import resolve_name
-from gemini_relay.content.consensus import (
+from gemini_relay.content.consensus_rounds import (
     DEFAULT_MODELS,
     MAX_MODELS,
     Member,
@@ -30,7 +30,7 @@ from gemini_relay.content.rate_card import load_rate_card
 from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
 from gemini_relay.core.vocabulary import BackendName, Toolset
 from gemini_relay.errors import BackendUnavailable, ConfigError, InputError, RunFailed
-from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs import RunRecord
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import model_id
 from gemini_relay.tools.common.controls import call_timeout, timeout_field
@@ -175,11 +175,11 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
     for member in [*members, *chain]:
         spec = run_spec(deps, call, prompts[member.stance], member.model, timeout)
         check_spec(spec)
-        deps.engine.backend(member.backend).check(spec)
+        deps.runs.backend(member.backend).check(spec)
     # Registered one after another, in panel order: a resumed task re-registers its jobs in that order.
     records: list[RunRecord] = []
     for n, (member, spec) in enumerate(zip(members, specs, strict=True), 1):
-        records.append(await deps.engine.register(spec, member.backend, job_options(key, str(n))))
+        records.append(await deps.runs.register(spec, member.backend, job_options(key, str(n))))
         call.watch(records[-1])  # watched in that order too: a task lists its jobs as they are watched
     if args.async_:
         assert deps.background is not None and key is not None

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from gemini_relay.content.consensus import Member, Outcome, fold, label_members, member_prompt
+from gemini_relay.content.consensus_rounds import Member, Outcome, fold, label_members, member_prompt
 from gemini_relay.content.consensus_synthesis import read_synthesis, synthesis_fields, synthesis_prompt
 from gemini_relay.content.consensus_synthesis import synthesis_schema as make_synthesis_schema
 from gemini_relay.content.rate_card import load_rate_card
@@ -76,7 +76,7 @@ async def outcome_of(deps: Deps, member: Member, record: RunRecord, *, allow_emp
     panel."""
     started = time.monotonic()
     try:
-        result = await deps.engine.execute(record)
+        result = await deps.runs.execute(record)
     except (RunFailed, BackendUnavailable) as exc:  # cancelled included: that model is reported as stopped
         return Outcome(member, time.monotonic() - started, error=str(exc), model=record.model, job_id=record.run_id)
     seconds = time.monotonic() - started
@@ -121,7 +121,7 @@ async def answers(deps: Deps, call: CallProgress, panel: Panel, records: Sequenc
             taken.append(member)
             prompt = member_prompt(panel.question, member.stance, review=panel.review)
             spec = run_spec(deps, call, prompt, member.model, panel.timeout)
-            record = await deps.engine.register(spec, member.backend, job_options(panel.key, f"{n}:fallback:{k}"))
+            record = await deps.runs.register(spec, member.backend, job_options(panel.key, f"{n}:fallback:{k}"))
             call.watch(record)
             round_.append((n, member, record))
         stood = await _run_all(deps, [(member, record) for _, member, record in round_])
@@ -151,7 +151,7 @@ async def synthesise(
     prompt = synthesis_prompt(panel.question, rows, failed, review=panel.review)
     schema = make_synthesis_schema(labels, review=panel.review)
     spec = run_spec(deps, call, prompt, judge.model, panel.timeout, schema)
-    record = await deps.engine.register(spec, judge.backend, job_options(panel.key, "synthesis"))
+    record = await deps.runs.register(spec, judge.backend, job_options(panel.key, "synthesis"))
     call.watch(record)
     synthesis = await outcome_of(deps, judge, record, allow_empty=True)
     if synthesis.ok:

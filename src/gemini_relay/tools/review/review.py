@@ -9,7 +9,7 @@ from pydantic import Field
 
 from gemini_relay.backends.capacity import capacity_of
 from gemini_relay.content.git_diff import DiffSpec, DiffStat, diff_spec, git_env, numstat, read_diff, summarize
-from gemini_relay.content.review import (
+from gemini_relay.content.review_prompt import (
     HARD_TIMEOUT_CAP,
     MAX_DIFF_BYTES,
     ReviewDepth,
@@ -28,8 +28,8 @@ from gemini_relay.tools.common.controls import call_timeout, timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
-from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS, DiffInput
+from gemini_relay.tools.common.prompt_run import PromptRequest, paginate, run_prompt
+from gemini_relay.tools.review.review_inputs import LENGTH_LIMIT, MAX_WORDS, DiffInput
 
 Depth = Literal["scan", "focused", "deep"]
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from pydantic import Field
 
-from gemini_relay.content.search import build_search_prompt, source_urls
+from gemini_relay.content.search_prompt import build_search_prompt, source_urls
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
@@ -15,8 +15,8 @@ from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest, paginate, run_prompt
-from gemini_relay.tools.review.inputs import LENGTH_LIMIT, MAX_WORDS, WORKING_DIRECTORY
+from gemini_relay.tools.common.prompt_run import PromptRequest, paginate, run_prompt
+from gemini_relay.tools.review.review_inputs import LENGTH_LIMIT, MAX_WORDS, WORKING_DIRECTORY
 
 SOURCES_MARKER = "🔗 Sources:"
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import Field
 
-from gemini_relay.content.search import build_structured_prompt
-from gemini_relay.content.structured import MAX_SCHEMA_BYTES, load_schema
+from gemini_relay.content.json_schema import MAX_SCHEMA_BYTES, load_schema
+from gemini_relay.content.search_prompt import build_structured_prompt
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import output_schemas as out
@@ -18,9 +18,9 @@ from gemini_relay.tools.common.controls import timeout_field
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import PathText, ToolInput
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.common.runner import PromptRequest
-from gemini_relay.tools.common.structured import run_structured
-from gemini_relay.tools.review.inputs import WORKING_DIRECTORY
+from gemini_relay.tools.common.prompt_run import PromptRequest
+from gemini_relay.tools.common.structured_answer import run_structured
+from gemini_relay.tools.review.review_inputs import WORKING_DIRECTORY
 
 MAX_FILES = 20
 _SNIFF_BYTES = 8 * 1024

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from gemini_relay.format import receipt_line
-from gemini_relay.jobs.store.base import JobNotFound
-from gemini_relay.jobs.store.files import FILES, OUT, FileJobStore
-from gemini_relay.jobs.store.status import JobStatus, derive_status
+from gemini_relay.jobs.store.file_store import FILES, OUT, FileJobStore
+from gemini_relay.jobs.store.job_status import JobStatus, derive_status
+from gemini_relay.jobs.store.job_store import JobNotFound
 
 MAX_JOBS = 60  # the newest ones; a page of cards, not an archive
 TAIL_BYTES = 2048  # of a running job's streamed text: enough to watch it move

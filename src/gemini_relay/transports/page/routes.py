@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from gemini_relay.jobs.store.base import JobNotFound
+from gemini_relay.jobs.store.job_store import JobNotFound
 from gemini_relay.transports.page.feed import JobFeed
 
 EVENT_INTERVAL = 0.5  # seconds between store reads per stream: the bound on the event rate

@@ -14,7 +14,7 @@ from gemini_relay.backends.api.media.refs import INLINE_LIMIT
 from gemini_relay.core.spec import MediaRef, MediaRequest, RunSpec
 from gemini_relay.core.vocabulary import BackendName
 from gemini_relay.errors import RunFailed
-from gemini_relay.jobs.store.base import JobMeta
+from gemini_relay.jobs.store.job_store import JobMeta
 from tests.backends.api.conftest import ApiWorld, collect, finished
 from tests.fakes.fake_gemini_api import TINY_PNG
 
@@ -186,9 +186,9 @@ def test_a_media_spec_survives_the_job_meta_codec(world: ApiWorld) -> None:
 
 async def test_a_reissue_that_404s_too_says_the_interaction_id_was_never_the_cause(world: ApiWorld) -> None:
     from gemini_relay.backends.api.media.errors import MediaApiError
+    from gemini_relay.backends.api.media.media_run import _reanchor
     from gemini_relay.backends.api.media.refs import Resolved
     from gemini_relay.backends.api.media.rest import Rest
-    from gemini_relay.backends.api.media.run import _reanchor
 
     backend = world.backend()
     first = finished(await collect(backend, media_spec(world, "a lighthouse", "interact")))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.capabilities import GENERATED_SLUG_CHARS
-from gemini_relay.core.files import write_file
+from gemini_relay.core.trusted_files import write_file
 from gemini_relay.errors import RunFailed
 
 EXTENSIONS = {

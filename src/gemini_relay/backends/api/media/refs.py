@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from gemini_relay.backends.api.auth import ApiAuth
-from gemini_relay.backends.api.media import files
-from gemini_relay.core.files import OTHERS_WRITE, load_trusted_json, write_file
+from gemini_relay.backends.api.media import files_api as files
 from gemini_relay.core.spec import MediaRef
+from gemini_relay.core.trusted_files import OTHERS_WRITE, load_trusted_json, write_file
 from gemini_relay.errors import InputError
 
 INLINE_LIMIT = 6 * 1024 * 1024  # generateContent caps a whole request near 20 MB: larger images go by uri

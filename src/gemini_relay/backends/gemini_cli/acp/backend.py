@@ -44,7 +44,7 @@ from gemini_relay.backends.gemini_cli.errors import MAX_SESSION_TURNS, loop_fail
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings, cli_env, gemini_home
 from gemini_relay.backends.gemini_cli.usage import recorded_call, sum_usage
 from gemini_relay.backends.literal_prompt import neutralise_prompt
-from gemini_relay.backends.models import served_notice
+from gemini_relay.backends.model_names import served_notice
 from gemini_relay.config import Settings
 from gemini_relay.core.events import AgentEvent, Finished, RunNotice, SessionStarted
 from gemini_relay.core.spec import MediaRef, RunSpec
