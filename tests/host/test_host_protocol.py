@@ -11,7 +11,7 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
-from gemini_relay.jobs.engine.record import RunProgress
+from gemini_relay.jobs.engine.record import RecordChange
 from gemini_relay.jobs.protocol import (
     SUN_PATH_MAX,
     decode_error,
@@ -27,10 +27,10 @@ from gemini_relay.jobs.store.job_store import JobConflict
 
 @pytest.mark.parametrize(
     "progress",
-    [RunProgress(RunState.QUEUED), RunProgress(RunState.RUNNING, "s-1", "gemini-2.5-pro", "héllo")],
+    [RecordChange(RunState.QUEUED), RecordChange(RunState.RUNNING, "s-1", "gemini-2.5-pro", "héllo")],
     ids=["queued", "running with text"],
 )
-def test_a_runs_progress_survives_the_wire(progress: RunProgress) -> None:
+def test_a_runs_progress_survives_the_wire(progress: RecordChange) -> None:
     assert decode_progress(json.loads(json.dumps(encode_progress(progress)))) == progress
 
 

@@ -32,7 +32,7 @@ from gemini_relay.backends.asking import Asker, Unasked
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
-from gemini_relay.jobs.engine.record import RunProgress
+from gemini_relay.jobs.engine.record import RecordChange
 from gemini_relay.jobs.store.job_store import JobConflict
 
 # 2: a Finished and a result may travel without the text the deltas carried; 3: questions, `answer`; 4: `progress`
@@ -103,14 +103,14 @@ def log_path(state_dir: Path) -> Path:
 # --- values ---------------------------------------------------------------------------------------------------------
 
 
-def encode_progress(progress: RunProgress) -> dict[str, Any]:
+def encode_progress(progress: RecordChange) -> dict[str, Any]:
     data = asdict(progress)
     data["state"] = progress.state.value
     return data
 
 
-def decode_progress(data: dict[str, Any]) -> RunProgress:
-    return RunProgress(
+def decode_progress(data: dict[str, Any]) -> RecordChange:
+    return RecordChange(
         state=RunState(data["state"]),
         session_id=data.get("session_id"),
         model=data.get("model"),

@@ -22,7 +22,7 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine.engine import RunEngine
-from gemini_relay.jobs.engine.record import RunProgress, RunRecord
+from gemini_relay.jobs.engine.record import RecordChange, RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions, consume, outcome_from_record
 from gemini_relay.jobs.protocol import Channel, encode_progress
 from gemini_relay.jobs.store.file_store import FileJobStore
@@ -105,7 +105,7 @@ class LiveJob:
         self.questions = Questions()
         self.asker: Asker = Unasked(AskOutcome.NO_CALLER)  # set from the create request (relay_host/questions.py)
         self._changed = anyio.Event()
-        self._shown: RunProgress | None = None
+        self._shown: RecordChange | None = None
         self._chunks = 0  # the record's streamed pieces already sent
         self.progressed()
 
@@ -113,7 +113,7 @@ class LiveJob:
         """The record changed (admitted, or an event folded in): what an attached server shows of it goes out."""
         record = self.record
         text, self._chunks = record.streamed_since(self._chunks)
-        shown = RunProgress(record.state, record.session_id, record.model)
+        shown = RecordChange(record.state, record.session_id, record.model)
         if text or shown != self._shown:
             self._shown = shown
             self.messages.append({"progress": encode_progress(replace(shown, text=text))})

@@ -14,10 +14,10 @@ from pathlib import Path
 from gemini_relay.config import default_state_dir
 from gemini_relay.errors import ConfigError
 from gemini_relay.setup import claude_cli
-from gemini_relay.setup.apply import Run, Target, remove, write
 from gemini_relay.setup.clients import BY_NAME, CLIENTS, Client, Home
 from gemini_relay.setup.config_files import Records
 from gemini_relay.setup.entries import HTTP_NAME, NAMES, STDIO_NAME, Entry, Token, http_entry, launcher, stdio_entry
+from gemini_relay.setup.entry_writer import Run, Target, remove, write
 from gemini_relay.setup.lock import LockBusy, setup_lock
 from gemini_relay.setup.setup_options import Approve
 

@@ -13,7 +13,7 @@ from gemini_relay.streams.transcript import Transcript
 
 
 @dataclass(frozen=True)
-class RunProgress:
+class RecordChange:
     """What changed in a run's record, as a server attached to the run shows it: its phase (queued, starting,
     running) and conversation for the keepalives, and the answer's text streamed since the previous change (the
     keepalives quote its tail; a run the server itself stops keeps it as partial text)."""
@@ -64,7 +64,7 @@ class RunRecord(Transcript):
             self.listener(event)
         return event
 
-    def follow(self, progress: RunProgress) -> None:
+    def follow(self, progress: RecordChange) -> None:
         """Take in a change of the run's own record (the host's, which folds the events)."""
         if not self.state.terminal:
             self.state = progress.state

@@ -15,8 +15,7 @@ from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import InputError
-from gemini_relay.jobs import JobOptions
-from gemini_relay.jobs.store.job_manager import JobManager
+from gemini_relay.jobs import JobOptions, Jobs
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue
@@ -182,7 +181,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
     return started_reply(with_quota(deps, reply, selection.backend))
 
 
-async def _isolated_cwd(deps: Deps, runner: JobManager, args: RunInput, cwd: Path, structured: bool) -> Path:
+async def _isolated_cwd(deps: Deps, runner: Jobs, args: RunInput, cwd: Path, structured: bool) -> Path:
     """The job's cwd in a new worktree; a retry whose idempotencyKey names a job gets that job's (its request)."""
     bound = runner.job_for_key(args.idempotency_key) if args.idempotency_key is not None else None
     if bound is not None:

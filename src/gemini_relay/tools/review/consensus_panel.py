@@ -25,8 +25,7 @@ from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.core.vocabulary import FailureReason
 from gemini_relay.errors import BackendUnavailable, RunFailed
-from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.engine.runners import JobOptions
+from gemini_relay.jobs import JobOptions, RunRecord
 from gemini_relay.tools.common.context import Deps
 from gemini_relay.tools.common.progress import CallProgress
 
