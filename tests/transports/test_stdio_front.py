@@ -219,3 +219,46 @@ def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:
             # Still loading: nothing has started yet, so SIGTERM's default (-15) is as clean.
             allowed: tuple[int, ...] = (0,) if loaded else (0, -int(signal.SIGTERM))
             assert proc.wait(15) in allowed
+
+
+# The front as the SDK reads it, in a process of its own (it takes over fds 0 and 1), with every worker thread busy.
+BUSY_READER = """
+import sys
+import anyio, anyio.to_thread
+from gemini_relay.transports.stdio_front import StdioFront
+
+front = StdioFront(None, "")
+front.ready()
+front.serve_until_ready()
+
+async def main() -> None:
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    holders = []
+    while limiter.available_tokens:
+        holders.append(object())
+        await limiter.acquire_on_behalf_of(holders[-1])
+    sys.stderr.write("waiting\\n")
+    sys.stderr.flush()
+    with anyio.fail_after(20):
+        line = await front.next_line()
+    front.write_line(b"got " + line)
+
+anyio.run(main)
+"""
+
+
+def test_a_request_line_reaches_the_server_with_every_worker_thread_busy(relay: Relay) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-c", BUSY_READER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=relay.env,
+        cwd=relay.project,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        assert proc.stderr.readline() == b"waiting\n"
+        proc.stdin.write(json.dumps(PING).encode() + b"\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == b"got " + json.dumps(PING).encode() + b"\n"
+        assert proc.wait(15) == 0

@@ -15,6 +15,7 @@ This module imports nothing heavy: it runs before the SDK is imported.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -26,7 +27,6 @@ from gemini_relay.transports.front_answers import FrontAnswers, surface_key, usa
 from gemini_relay.transports.rpc_lines import Refusal, id_of, vet
 
 INSPECT_MAX = 64 * 1024  # bytes: a request line longer than this is only forwarded
-READ_WAIT = 0.25  # seconds a worker waits for the next stdin line before it looks again
 _EOF = b""
 
 
@@ -49,6 +49,8 @@ class StdioFront:
         self._init_pending = False  # the SDK's answer to that initialize is still to be dropped
         self._sent_tools: dict[str, Any] | None = None
         self.answered: list[str] = []  # what the front answered itself, in order
+        self._waiter: tuple[Any, Any] | None = None  # (loop token, anyio.Event): next_line waiting for a line
+        self._waiter_lock = threading.Lock()
         threading.Thread(target=self._read, name="stdio-front-reader", daemon=True).start()
 
     # --- before the SDK: the main thread answers while another imports ---------------------------------------------
@@ -111,7 +113,20 @@ class StdioFront:
     def _read(self) -> None:
         for line in self._in:
             self._lines.put(line)
+            self._wake()
         self._lines.put(_EOF)
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake the event loop waiting in next_line, if one is (from this reader thread)."""
+        with self._waiter_lock:
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            import anyio.from_thread
+
+            token, arrived = waiter
+            with contextlib.suppress(RuntimeError):  # its loop has ended (the server is exiting)
+                anyio.from_thread.run_sync(arrived.set, token=token)
 
     # --- the SDK's stdin and stdout (stdio_server's explicit streams) ------------------------------------------------
 
@@ -134,18 +149,25 @@ class StdioFront:
     async def next_line(self) -> bytes:
         if self.pending:
             return self.pending.pop(0)
-        import anyio.to_thread
+        import anyio
+        import anyio.lowlevel
 
         while True:
             try:
                 line = self._lines.get_nowait()
             except queue.Empty:
+                # The reader thread wakes this loop itself when a line comes (_wake): no worker thread sits between
+                # a request and its handler, and none is left waiting on stdin at shutdown.
+                arrived = anyio.Event()
+                with self._waiter_lock:
+                    self._waiter = (anyio.lowlevel.current_token(), arrived)
                 try:
-                    # Bounded: a worker abandoned at shutdown (SIGTERM cancels the reader) must end by itself, or
-                    # the interpreter would wait for it at exit forever.
-                    line = await anyio.to_thread.run_sync(self._lines.get, True, READ_WAIT, abandon_on_cancel=True)
-                except queue.Empty:
-                    continue
+                    if self._lines.empty():  # a line queued before the waiter was set woke nobody
+                        await arrived.wait()
+                finally:
+                    with self._waiter_lock:
+                        self._waiter = None
+                continue
             if line is not _READY:
                 return line
 
