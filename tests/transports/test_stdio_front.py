@@ -239,15 +239,17 @@ async def main() -> None:
         await limiter.acquire_on_behalf_of(holders[-1])
     sys.stderr.write("waiting\\n")
     sys.stderr.flush()
+    out = front.sdk_stdout()
     with anyio.fail_after(20):
         line = await front.next_line()
-    front.write_line(b"got " + line)
+        await out.write("got " + line.decode())
+        await out.flush()
 
 anyio.run(main)
 """
 
 
-def test_a_request_line_reaches_the_server_with_every_worker_thread_busy(relay: Relay) -> None:
+def test_a_request_reaches_the_server_and_its_reply_the_client_with_every_worker_thread_busy(relay: Relay) -> None:
     with subprocess.Popen(
         [sys.executable, "-c", BUSY_READER],
         stdin=subprocess.PIPE,

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import queue
+import select
 import threading
 from typing import Any
 
@@ -109,6 +110,25 @@ class StdioFront:
         with self._out_lock:
             self.out.write(data)
             self.out.flush()
+
+    def write_now(self, data: bytes) -> bool:
+        """Write `data` from the calling (event loop) thread when that cannot block: a line of at most PIPE_BUF
+        bytes to a wire with room for it, the lock free. False: nothing written, a worker thread must (a reader
+        that stopped reading must never stall the loop). Saves a thread hand-off on most replies."""
+        if len(data) > select.PIPE_BUF or not self._out_lock.acquire(blocking=False):
+            return False
+        try:
+            try:
+                _, writable, _ = select.select([], [self.out], [], 0)
+            except (OSError, ValueError):
+                return False
+            if not writable:
+                return False
+            self.out.write(data)
+            self.out.flush()
+            return True
+        finally:
+            self._out_lock.release()
 
     def _read(self) -> None:
         for line in self._in:
@@ -221,7 +241,9 @@ class FrontStdout:
         text, self._buffer = "".join(self._buffer), []
         if not text or not self._front.outgoing(text):
             return
-        await anyio.to_thread.run_sync(self._front.write_line, text.encode("utf-8"))
+        data = text.encode("utf-8")
+        if not self._front.write_now(data):
+            await anyio.to_thread.run_sync(self._front.write_line, data)
 
 
 _READY = b"\0ready"  # a marker object in the line queue (compared by identity)
