@@ -12,7 +12,7 @@ import pytest
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import WarmProcess, take_spare
 from gemini_relay.backends.gemini_cli.sessions import header_id, latest_chats_file
-from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta
 from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, collect
 
 pytestmark = pytest.mark.anyio
@@ -130,3 +130,15 @@ async def test_a_ready_spare_is_taken_without_waiting_for_a_worker_thread(world:
             with anyio.fail_after(BOUND):
                 state = await take_spare(warm, key)
         assert state is not None and state.session_id == spare
+
+
+async def test_a_fresh_ask_served_from_a_ready_spare_needs_no_worker_thread(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        spare = await prewarmed_spare(pool, backend)
+        async with every_worker_thread_busy():
+            with anyio.fail_after(BOUND):
+                events = await collect(backend, world.spec("a fresh ask"))
+        assert session_of(events) == spare
+        finished = [e for e in events if isinstance(e, Finished)]
+        assert finished and finished[0].usage is not None  # the recording was read: the call's usage is in it
