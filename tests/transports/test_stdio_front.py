@@ -197,16 +197,17 @@ def test_a_stale_shipped_answer_is_never_a_line_in_the_users_log(relay: Relay, t
     assert "differs from the SDK's" not in log and "front_answers_make" not in log
 
 
+def spawn(relay: Relay, *args: str, stderr: int) -> subprocess.Popen[bytes]:
+    """Python with `args` in the relay's world, its stdin and stdout piped to the test."""
+    return subprocess.Popen(
+        [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=relay.env,
+        cwd=relay.project,
+    )  # fmt: skip
+
+
 def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:
     for loaded in (False, True):  # before and after the SDK took over the wire
-        with subprocess.Popen(
-            [sys.executable, "-m", "gemini_relay"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=relay.env,
-            cwd=relay.project,
-        ) as proc:
+        with spawn(relay, "-m", "gemini_relay", stderr=subprocess.DEVNULL) as proc:
             assert proc.stdin is not None and proc.stdout is not None
             sent: list[dict[str, Any]] = [INITIALIZE, INITIALIZED, PING] if loaded else [INITIALIZE]
             for message in sent:
@@ -250,14 +251,7 @@ anyio.run(main)
 
 
 def test_a_request_reaches_the_server_and_its_reply_the_client_with_every_worker_thread_busy(relay: Relay) -> None:
-    with subprocess.Popen(
-        [sys.executable, "-c", BUSY_READER],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=relay.env,
-        cwd=relay.project,
-    ) as proc:
+    with spawn(relay, "-c", BUSY_READER, stderr=subprocess.PIPE) as proc:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         assert proc.stderr.readline() == b"waiting\n"
         proc.stdin.write(json.dumps(PING).encode() + b"\n")
