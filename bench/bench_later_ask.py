@@ -3,9 +3,9 @@
 The floor is a warm `gemini --acp` driven directly (bench_acp.RawAcp: write a `session/prompt`, read to its answer)
 against the same emulator, as ../shared/bench's `acp` target does. The relay is `python -m gemini_relay` with its
 defaults (warm on: the relay host serves the run from its warm CLI). Both stay up for a round and their calls
-alternate, so the load of a shared machine falls on both alike. Printed per round, as medians: each call's total;
-its part before the upstream (call sent -> the emulator's request); the CPU time each side's process tree spent per
-call (relay: server, host and warm CLI); and the ratio relay / floor.
+alternate, so the load of a shared machine falls on both alike. Printed per round: the medians of each call's
+total and of its part before the upstream (call sent -> the emulator's request), the mean CPU time each side's
+process tree spent per call (relay: server, host and warm CLI), and the ratio relay / floor.
 Run: `.venv/bin/python -m bench.bench_later_ask [--runs N] [--rounds R]` after scripts/test has installed the CLI.
 Figures, never assertions.
 """
@@ -129,9 +129,10 @@ def main() -> None:
         finally:
             stop_host(base / "state")
     print(f"{args.rounds} rounds of {args.runs} later asks, relay and floor interleaved (medians)")
-    print(f"{'round':>5} {'floor':>10} {'relay':>10} {'ratio':>6}   before the upstream   CPU per call (trees)")
+    print(f"{'round':>5} {'floor':>10} {'relay':>10} {'ratio':>6}   before the upstream   CPU per call (trees, mean)")
     for n, out in enumerate(rounds, 1):
         m = {key: statistics.median(values) for key, values in out.items()}
+        m |= {key: statistics.mean(values) for key, values in out.items() if key.endswith("cpu")}
         print(
             f"{n:>5} {ms(m['floor'])} {ms(m['relay'])} {m['relay'] / m['floor']:5.2f}x   "
             f"{ms(m['floor pre'])} {ms(m['relay pre'])}   {ms(m['floor cpu'])} {ms(m['relay cpu'])}"
