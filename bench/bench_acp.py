@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +85,9 @@ class RawAcp:
                 return message  # type: ignore[no-any-return]
 
 
-async def raw_prompts(env: dict[str, str], cwd: Path, n: int) -> tuple[list[float], list[float]]:
+@contextlib.asynccontextmanager
+async def acp_process(env: dict[str, str], cwd: Path) -> AsyncIterator[asyncio.subprocess.Process]:
+    """A bare `gemini --acp` on the bench's model, leading its own process group; stdin closed at the end."""
     proc = await asyncio.create_subprocess_exec(
         str(REPO_GEMINI_CLI),
         "--acp",
@@ -97,8 +101,20 @@ async def raw_prompts(env: dict[str, str], cwd: Path, n: int) -> tuple[list[floa
         start_new_session=True,
         limit=16 * 1024 * 1024,
     )
-    raw = RawAcp(proc)
     try:
+        yield proc
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+        except TimeoutError:
+            os.killpg(proc.pid, 9)
+
+
+async def raw_prompts(env: dict[str, str], cwd: Path, n: int) -> tuple[list[float], list[float]]:
+    async with acp_process(env, cwd) as proc:
+        raw = RawAcp(proc)
         await raw.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         session = (await raw.call("session/new", {"cwd": str(cwd), "mcpServers": []}))["result"]["sessionId"]
         samples, firsts = [], []
@@ -128,13 +144,6 @@ async def raw_prompts(env: dict[str, str], cwd: Path, n: int) -> tuple[list[floa
             await raw.call("session/prompt", {"sessionId": fresh, "prompt": [{"type": "text", "text": f"f{i}"}]})
             firsts.append(time.perf_counter() - start)
         return samples, firsts
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            await asyncio.wait_for(proc.wait(), 5)
-        except TimeoutError:
-            os.killpg(proc.pid, 9)
 
 
 async def timed_run(backend: AcpBackend, spec: RunSpec) -> tuple[float, list[AgentEvent]]:

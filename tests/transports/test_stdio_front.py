@@ -197,16 +197,17 @@ def test_a_stale_shipped_answer_is_never_a_line_in_the_users_log(relay: Relay, t
     assert "differs from the SDK's" not in log and "front_answers_make" not in log
 
 
+def spawn(relay: Relay, *args: str, stderr: int) -> subprocess.Popen[bytes]:
+    """Python with `args` in the relay's world, its stdin and stdout piped to the test."""
+    return subprocess.Popen(
+        [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=relay.env,
+        cwd=relay.project,
+    )  # fmt: skip
+
+
 def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:
     for loaded in (False, True):  # before and after the SDK took over the wire
-        with subprocess.Popen(
-            [sys.executable, "-m", "gemini_relay"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=relay.env,
-            cwd=relay.project,
-        ) as proc:
+        with spawn(relay, "-m", "gemini_relay", stderr=subprocess.DEVNULL) as proc:
             assert proc.stdin is not None and proc.stdout is not None
             sent: list[dict[str, Any]] = [INITIALIZE, INITIALIZED, PING] if loaded else [INITIALIZE]
             for message in sent:
@@ -219,3 +220,41 @@ def test_sigterm_ends_a_server_waiting_for_its_next_line(relay: Relay) -> None:
             # Still loading: nothing has started yet, so SIGTERM's default (-15) is as clean.
             allowed: tuple[int, ...] = (0,) if loaded else (0, -int(signal.SIGTERM))
             assert proc.wait(15) in allowed
+
+
+# The front as the SDK reads it, in a process of its own (it takes over fds 0 and 1), with every worker thread busy.
+BUSY_READER = """
+import sys
+import anyio, anyio.to_thread
+from gemini_relay.transports.stdio_front import StdioFront
+
+front = StdioFront(None, "")
+front.ready()
+front.serve_until_ready()
+
+async def main() -> None:
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    holders = []
+    while limiter.available_tokens:
+        holders.append(object())
+        await limiter.acquire_on_behalf_of(holders[-1])
+    sys.stderr.write("waiting\\n")
+    sys.stderr.flush()
+    out = front.sdk_stdout()
+    with anyio.fail_after(20):
+        line = await front.next_line()
+        await out.write("got " + line.decode())
+        await out.flush()
+
+anyio.run(main)
+"""
+
+
+def test_a_request_reaches_the_server_and_its_reply_the_client_with_every_worker_thread_busy(relay: Relay) -> None:
+    with spawn(relay, "-c", BUSY_READER, stderr=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        assert proc.stderr.readline() == b"waiting\n"
+        proc.stdin.write(json.dumps(PING).encode() + b"\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == b"got " + json.dumps(PING).encode() + b"\n"
+        assert proc.wait(15) == 0

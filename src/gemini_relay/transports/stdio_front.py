@@ -15,9 +15,11 @@ This module imports nothing heavy: it runs before the SDK is imported.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
+import select
 import threading
 from typing import Any
 
@@ -26,7 +28,6 @@ from gemini_relay.transports.front_answers import FrontAnswers, surface_key, usa
 from gemini_relay.transports.rpc_lines import Refusal, id_of, vet
 
 INSPECT_MAX = 64 * 1024  # bytes: a request line longer than this is only forwarded
-READ_WAIT = 0.25  # seconds a worker waits for the next stdin line before it looks again
 _EOF = b""
 
 
@@ -49,6 +50,8 @@ class StdioFront:
         self._init_pending = False  # the SDK's answer to that initialize is still to be dropped
         self._sent_tools: dict[str, Any] | None = None
         self.answered: list[str] = []  # what the front answered itself, in order
+        self._waiter: tuple[Any, Any] | None = None  # (loop token, anyio.Event): next_line waiting for a line
+        self._waiter_lock = threading.Lock()
         threading.Thread(target=self._read, name="stdio-front-reader", daemon=True).start()
 
     # --- before the SDK: the main thread answers while another imports ---------------------------------------------
@@ -108,10 +111,42 @@ class StdioFront:
             self.out.write(data)
             self.out.flush()
 
+    def write_now(self, data: bytes) -> bool:
+        """Write `data` from the calling (event loop) thread when that cannot block: a line of at most PIPE_BUF
+        bytes to a wire with room for it, the lock free. False: nothing written, a worker thread must (a reader
+        that stopped reading must never stall the loop). Saves a thread hand-off on most replies."""
+        if len(data) > select.PIPE_BUF or not self._out_lock.acquire(blocking=False):
+            return False
+        try:
+            try:
+                _, writable, _ = select.select([], [self.out], [], 0)
+            except (OSError, ValueError):
+                return False
+            if not writable:
+                return False
+            self.out.write(data)
+            self.out.flush()
+            return True
+        finally:
+            self._out_lock.release()
+
     def _read(self) -> None:
         for line in self._in:
             self._lines.put(line)
+            self._wake()
         self._lines.put(_EOF)
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake the event loop waiting in next_line, if one is (from this reader thread)."""
+        with self._waiter_lock:
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            import anyio.from_thread
+
+            token, arrived = waiter
+            with contextlib.suppress(RuntimeError):  # its loop has ended (the server is exiting)
+                anyio.from_thread.run_sync(arrived.set, token=token)
 
     # --- the SDK's stdin and stdout (stdio_server's explicit streams) ------------------------------------------------
 
@@ -134,18 +169,25 @@ class StdioFront:
     async def next_line(self) -> bytes:
         if self.pending:
             return self.pending.pop(0)
-        import anyio.to_thread
+        import anyio
+        import anyio.lowlevel
 
         while True:
             try:
                 line = self._lines.get_nowait()
             except queue.Empty:
+                # The reader thread wakes this loop itself when a line comes (_wake): no worker thread sits between
+                # a request and its handler, and none is left waiting on stdin at shutdown.
+                arrived = anyio.Event()
+                with self._waiter_lock:
+                    self._waiter = (anyio.lowlevel.current_token(), arrived)
                 try:
-                    # Bounded: a worker abandoned at shutdown (SIGTERM cancels the reader) must end by itself, or
-                    # the interpreter would wait for it at exit forever.
-                    line = await anyio.to_thread.run_sync(self._lines.get, True, READ_WAIT, abandon_on_cancel=True)
-                except queue.Empty:
-                    continue
+                    if self._lines.empty():  # a line queued before the waiter was set woke nobody
+                        await arrived.wait()
+                finally:
+                    with self._waiter_lock:
+                        self._waiter = None
+                continue
             if line is not _READY:
                 return line
 
@@ -199,7 +241,9 @@ class FrontStdout:
         text, self._buffer = "".join(self._buffer), []
         if not text or not self._front.outgoing(text):
             return
-        await anyio.to_thread.run_sync(self._front.write_line, text.encode("utf-8"))
+        data = text.encode("utf-8")
+        if not self._front.write_now(data):
+            await anyio.to_thread.run_sync(self._front.write_line, data)
 
 
 _READY = b"\0ready"  # a marker object in the line queue (compared by identity)

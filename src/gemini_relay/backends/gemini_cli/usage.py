@@ -52,10 +52,13 @@ class RecordedCall:
     answered: bool  # its prompt is recorded (not rolled back) and the recording ends with a model message
 
 
-def recorded_call(home: Path, session_id: str, since: float | None = None) -> RecordedCall | None:
+def recorded_call(
+    home: Path, session_id: str, since: float | None = None, *, path: Path | None = None
+) -> RecordedCall | None:
     """The session's latest call; None without a readable recording. With `since` (a Unix time taken before the
-    prompt was sent), a last prompt recorded before it is an earlier call's: this call's was rolled back."""
-    path = latest_chats_file(home, session_id)
+    prompt was sent), a last prompt recorded before it is an earlier call's: this call's was rolled back. `path`:
+    the file the session records into, when known (no search of the CLI home)."""
+    path = path or latest_chats_file(home, session_id)
     if path is None or (since is not None and _unwritten_since(path, since)):
         return None  # a CLI that stopped recording (a full disk) leaves a file that says nothing of this call
     limit = FIRST_TAIL_BYTES

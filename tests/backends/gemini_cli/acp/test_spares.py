@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import anyio
+import anyio.to_thread
 import pytest
 
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
-from gemini_relay.backends.gemini_cli.acp.sessions import WarmProcess
+from gemini_relay.backends.gemini_cli.acp.sessions import WarmProcess, take_spare
 from gemini_relay.backends.gemini_cli.sessions import header_id, latest_chats_file
-from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
+from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta
 from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, collect
 
 pytestmark = pytest.mark.anyio
@@ -99,3 +103,42 @@ async def test_back_to_back_fresh_asks_each_take_a_spare_made_before_them(world:
             taken.append(session_of(events))
         # The second found a spare ready, not one whose session/new went to the CLI as the first ended.
         assert set(taken) <= ready and len(taken) == 2
+
+
+@contextlib.asynccontextmanager
+async def every_worker_thread_busy() -> AsyncIterator[None]:
+    """The default worker-thread limiter with no token left (a busy host: other calls' file work)."""
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    holders: list[object] = []
+    while limiter.available_tokens:
+        holders.append(object())
+        await limiter.acquire_on_behalf_of(holders[-1])
+    try:
+        yield
+    finally:
+        for holder in holders:
+            limiter.release_on_behalf_of(holder)
+
+
+async def test_a_ready_spare_is_taken_without_waiting_for_a_worker_thread(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        spare = await prewarmed_spare(pool, backend)
+        warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
+        (key,) = warm.spares
+        async with every_worker_thread_busy():
+            with anyio.fail_after(BOUND):
+                state = await take_spare(warm, key)
+        assert state is not None and state.session_id == spare
+
+
+async def test_a_fresh_ask_served_from_a_ready_spare_needs_no_worker_thread(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        spare = await prewarmed_spare(pool, backend)
+        async with every_worker_thread_busy():
+            with anyio.fail_after(BOUND):
+                events = await collect(backend, world.spec("a fresh ask"))
+        assert session_of(events) == spare
+        finished = [e for e in events if isinstance(e, Finished)]
+        assert finished and finished[0].usage is not None  # the recording was read: the call's usage is in it

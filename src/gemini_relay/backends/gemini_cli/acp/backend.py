@@ -51,6 +51,7 @@ from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 
 CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
+INLINE_RECORDING = 64 * 1024  # bytes: a recording up to this is read in the event loop (a longer one in a thread)
 CUT_SHORT = (
     "Gemini returned no usable answer: the answer stopped before the model finished it (over ACP the Gemini CLI "
     "does not say why: a stream that ended without a finish reason, or a malformed tool call)"
@@ -267,6 +268,13 @@ async def _prompt(
                     await _cancel_turn(lease, inbox)
 
 
+def _size(path: Path) -> float:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return math.inf
+
+
 def _finish(item: Inbound, translator: UpdateTranslator) -> Finished:
     if item.error is not None:
         raise prompt_failure(item.error)
@@ -300,7 +308,12 @@ async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator
             stream-json names which; over ACP the CLI ends the turn as if it were complete).
     """
     session_id = lease.session.session_id
-    call = await anyio.to_thread.run_sync(recorded_call, lease.home, session_id, sent_at)
+    kept = lease.session.recording  # a spare's: where its session records
+    if kept is not None and _size(kept.path) <= INLINE_RECORDING:
+        # Read here: a worker thread costs the call more than reading a short recording does.
+        call = recorded_call(lease.home, session_id, sent_at, path=kept.path)
+    else:
+        call = await anyio.to_thread.run_sync(recorded_call, lease.home, session_id, sent_at)
     if call is None:
         return finished
     if finished.status == "SUCCESS" and not call.answered:
