@@ -14,6 +14,7 @@ RelayError                       errors.py
 │   ├── JobNotFound              jobs/store/job_store   no such job (or swept after its TTL)
 │   ├── JobConflict              jobs/store/job_store   same idempotency key for another request, or a busy conversation
 │   ├── ImageFetchError          content/fetch_image  an image URL refused (SSRF rules) or not fetched
+│   ├── WorktreeRefused          content/worktree  isolation 'worktree' cannot be used here (no repository, changes)
 │   └── GitRequestError          content/git_diff  git cannot answer the request: unknown base, diff too large
 │       └── NotARepository       content/git_diff  (also a GitError)
 ├── GitError                     content/git_diff  git could not answer (what the review tools catch)

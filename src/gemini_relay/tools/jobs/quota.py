@@ -71,8 +71,8 @@ TOOL = ToolDef(
     name="gemini-quota",
     toolset=Toolset.JOBS,
     description=(
-        "The backend's remaining quota per group (agy: Gemini models share one), each with a level (ok, low, "
-        "critical, exhausted) from its tightest window. Spends no model quota. Other backends have no reading."
+        "The backend's remaining quota per group, each with a level (ok, low, critical, exhausted) from its "
+        "tightest window. Spends no model quota. A backend that keeps no quota has no reading."
     ),
     input_model=QuotaInput,
     handler=quota,

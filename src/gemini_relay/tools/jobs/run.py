@@ -80,7 +80,8 @@ class RunInput(PromptOptions):
         "none",
         description="'worktree': the agent edits a fresh git worktree on a new branch from HEAD (uncommitted changes "
         "are refused, not carried over), never the project; the collected result has the branch, diff stat and "
-        "patch, for gemini-apply or gemini-discard. Refused outside a git repository and on the api backend.",
+        "patch, for gemini-apply or gemini-discard. Refused outside a git repository and on a backend without file "
+        "tools.",
     )
 
 
