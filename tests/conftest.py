@@ -10,7 +10,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-pytest_plugins = ["tests.harness"]
+pytest_plugins = ["tests.harness", "tests.cpu_report"]
 
 
 # Orphans: every test world (homes, state dirs, TMPDIRs) lives under this session's basetemp, so any live process

@@ -218,10 +218,11 @@ def most_at_once(w: World) -> int:
 
 
 async def attack(short: bool) -> list[Figure]:
+    # Short: one round of each; tests/host (test_host_connection, test_host_versions) assert each case on its own.
     return [
-        *await killed(2 if short else 10),
-        *await idle_race(6 if short else 40),
+        *await killed(1 if short else 10),
+        *await idle_race(4 if short else 40),
         *await stalled(),
-        *await starvation(3 if short else 12),
-        *await two_versions(2 if short else 8),
+        *await starvation(2 if short else 12),
+        *await two_versions(1 if short else 8),
     ]
