@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
@@ -28,9 +28,7 @@ TOOL = ToolDef(
     description="Say the text back, in-process.",
     input_model=EchoInput,
     handler=echo,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="Echo a text.",
     when=When(65, "the text said back"),
 )

@@ -68,10 +68,10 @@ async def test_what_a_client_sees_is_what_the_definitions_declare(
         assert entry["inputSchema"] == schema_with_limits(wire_schema(tool.input_model), DEFAULT_TIMEOUT_MINUTES * 60)
         assert entry.get("outputSchema") == tool.output_schema
         assert entry["annotations"] == {
-            "readOnlyHint": tool.read_only,
-            "destructiveHint": tool.destructive,
-            "idempotentHint": tool.idempotent,
-            "openWorldHint": tool.open_world,
+            "readOnlyHint": tool.effect.hints.read_only,
+            "destructiveHint": tool.effect.hints.destructive,
+            "idempotentHint": tool.effect.hints.idempotent,
+            "openWorldHint": tool.effect.hints.open_world,
         }
         assert ("execution" in entry) is tool.task_support  # this server has a state dir: it answers tasks
     assert [(p["name"], p["description"]) for p in served["prompts"]] == [

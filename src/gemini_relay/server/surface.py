@@ -35,15 +35,16 @@ def tool_entry(tool: AnyTool, upstream: BackendEntry, *, tasks: bool, max_timeou
     """The tool as tools/list shows it while `upstream` is active; `tasks`: this server answers MCP tasks (it has a
     state dir); `max_timeout`: the server's GEMINI_MCP_TIMEOUT in seconds, shown as timeoutSeconds' maximum."""
     schema = wire_schema(tool.input_model)
+    hints = tool.effect.hints
     return types.Tool(
         name=tool.name,
         description=tool.description_for(upstream),
         input_schema=schema if max_timeout is None else schema_with_limits(schema, max_timeout),
         annotations=types.ToolAnnotations(
-            read_only_hint=tool.read_only,
-            destructive_hint=tool.destructive,
-            idempotent_hint=tool.idempotent,
-            open_world_hint=tool.open_world,
+            read_only_hint=hints.read_only,
+            destructive_hint=hints.destructive,
+            idempotent_hint=hints.idempotent,
+            open_world_hint=hints.open_world,
         ),
         # 2025-11-25 clients may ask for a task (the 2026-07-28 surface drops the field; there the server decides).
         execution=types.ToolExecution(task_support="optional") if tasks and tool.task_support else None,

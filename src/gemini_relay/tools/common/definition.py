@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from gemini_relay.backends.entry import BackendEntry
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -37,15 +37,11 @@ class When:
 @dataclass(frozen=True)
 class ToolDef(Generic[M]):
     name: str
-    toolset: Toolset | None  # the toolset that brings it (GEMINI_RELAY_TOOLSETS); None: one of the default tools
     description: Wording  # tools/list's; what it says of the backend is true of the active one
     input_model: type[M]  # validates the arguments; its wire schema is the inputSchema clients see
     handler: Callable[[Deps, M, CallProgress], Awaitable[Reply]]
-    # Annotations: honest hints about side effects.
-    read_only: bool
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = True  # it reaches an upstream (a model turn, the Gemini API); False: answered in-process
+    effect: Effect  # what it does to the world; its MCP annotations (honest side-effect hints) follow from it
+    toolset: Toolset | None = None  # the toolset that brings it (GEMINI_RELAY_TOOLSETS); None: a default tool
     prompt_description: str = ""  # the description of the tool's MCP prompt
     output_schema: dict[str, Any] | None = None  # declared: every successful reply carries matching structured data
     when: When | None = None  # its line in the server instructions, if any
@@ -59,7 +55,7 @@ class ToolDef(Generic[M]):
     @property
     def task_support(self) -> bool:
         """A call that runs a model turn may be answered as an MCP task."""
-        return self.open_world and not self.answers_at_once
+        return self.effect.hints.open_world and not self.answers_at_once
 
 
 AnyTool = ToolDef[Any]

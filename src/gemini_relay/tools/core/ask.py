@@ -19,6 +19,7 @@ from gemini_relay.content.changemode import (
 from gemini_relay.content.guardrail import WriteCheck
 from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.result import RunResult
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
@@ -206,15 +207,13 @@ def _chunk_index(raw: int | str | None) -> int | None:
 
 TOOL = ToolDef(
     name="gemini-ask",
-    toolset=None,
     description=(
         "Ask Google Gemini: questions, code review, analysis, edits, JSON. For a phased plan use gemini-plan, for "
         "ideas gemini-brainstorm."
     ),
     input_model=AskInput,
     handler=ask,
-    read_only=False,
-    destructive=True,
+    effect=Effect.WRITES,
     prompt_description="Ask Gemini a question or hand it a review, with optional model, effort, mode and schema.",
     output_schema=ANSWER_SCHEMA,
     when=When(10, "questions, analysis, reviews and edits; @path sends project files along"),

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from gemini_relay.content.brainstorm_prompt import build_brainstorm_prompt
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
@@ -59,11 +60,10 @@ async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> R
 
 TOOL = ToolDef(
     name="gemini-brainstorm",
-    toolset=None,
     description=("Generate ideas with a methodology, optionally scored for feasibility, impact and innovation."),
     input_model=BrainstormInput,
     handler=brainstorm,
-    read_only=True,
+    effect=Effect.ASKS,
     prompt_description="Brainstorm ideas on a challenge with Gemini.",
     output_schema=TEXT_ANSWER,
     when=When(30, "ideas with a methodology"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
@@ -15,13 +16,9 @@ async def cancel(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
 
 TOOL = ToolDef(
     name="gemini-cancel",
-    toolset=None,
     description=("Stop every Gemini run in flight, queued or running."),
     input_model=EmptyInput,
     handler=cancel,
-    read_only=False,
-    destructive=True,
-    idempotent=True,  # cancelling again changes nothing more (agy-mcp's agy_cancel says the same)
-    open_world=False,
+    effect=Effect.STOPS,
     prompt_description="Cancel every running Gemini call.",
 )

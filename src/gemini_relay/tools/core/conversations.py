@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import Field
 
 from gemini_relay.backends.capabilities import Conversation
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.format import with_notices
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
@@ -67,13 +68,10 @@ def _cell(text: str) -> str:
 
 TOOL = ToolDef(
     name="gemini-conversations",
-    toolset=None,
     description=("Recent saved conversations; pass an id to gemini-ask as conversationId to continue one."),
     input_model=ConversationsInput,
     handler=conversations,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="List recent Gemini conversations.",
     output_schema=out.CONVERSATIONS,
 )

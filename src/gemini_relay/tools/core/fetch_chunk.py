@@ -6,6 +6,7 @@ from pydantic import Field
 
 from gemini_relay.content.changemode import CHANGEMODE_CHUNK_KIND, changemode_footer
 from gemini_relay.content.chunking import ChunkCache, chunk_footer
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, ToolInput
@@ -30,12 +31,9 @@ async def fetch_chunk(deps: Deps, args: FetchChunkInput, call: CallProgress) -> 
 
 TOOL = ToolDef(
     name="gemini-fetch-chunk",
-    toolset=None,
     description=("A chunk of a chunked reply, by its cacheKey and chunkIndex (kept 10 minutes)."),
     input_model=FetchChunkInput,
     handler=fetch_chunk,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="Fetch the next chunk of a chunked response.",
 )

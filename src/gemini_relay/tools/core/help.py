@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
@@ -14,14 +15,11 @@ async def help_(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
 
 TOOL = ToolDef(
     name="gemini-help",
-    toolset=None,
     description=lambda upstream: (
         f"Show the {upstream.title}'s --help." if upstream.agent else f"Show what the {upstream.label} takes."
     ),
     input_model=EmptyInput,
     handler=help_,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="Receive help information for the active Gemini backend.",
 )

@@ -14,6 +14,7 @@ from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES, IMAGE_SUFFI
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import MediaRequest
 from gemini_relay.core.trusted_files import ignored_by_git
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
 from gemini_relay.jobs import JobNotFound
@@ -172,14 +173,13 @@ async def image_api(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
 
 TOOL = ToolDef(
     name="gemini-image",
-    toolset=None,
     description=lambda upstream: (
         "Generate an image and save it to a file; answers with its path. "
         + ("agy's own image tool makes it." if upstream.makes_images else "Needs a Gemini API key.")
     ),
     input_model=ImageInput,
     handler=image,
-    read_only=False,
+    effect=Effect.CREATES,
     prompt_description="Generate an image with Gemini and save it to a file.",
     output_schema=MEDIA,
     when=When(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.format import with_notices
 from gemini_relay.tools.common import output_schemas as out
@@ -61,13 +62,10 @@ async def _agents(deps: Deps, notices: list[str], cwd: Path | None) -> tuple[lis
 
 TOOL = ToolDef(
     name="gemini-models",
-    toolset=None,
     description="The model ids the active backend accepts, with aliases and default. No model turn.",
     input_model=ModelsInput,
     handler=models,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="List the models the active Gemini backend accepts.",
     output_schema=out.MODELS,
 )

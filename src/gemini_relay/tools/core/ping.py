@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
@@ -20,12 +21,9 @@ async def ping(deps: Deps, args: PingInput, call: CallProgress) -> Reply:
 
 TOOL = ToolDef(
     name="gemini-ping",
-    toolset=None,
     description="Check the server answers: Pong!, or the prompt echoed.",
     input_model=PingInput,
     handler=ping,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="Echo test message.",
 )

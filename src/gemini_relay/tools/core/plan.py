@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from gemini_relay.content.plan_prompt import build_plan_prompt
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import images_field, timeout_field
@@ -52,11 +53,10 @@ async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
 
 TOOL = ToolDef(
     name="gemini-plan",
-    toolset=None,
     description=("A phased implementation plan from Gemini (dependencies, risks, verification), made read-only."),
     input_model=PlanInput,
     handler=plan,
-    read_only=True,
+    effect=Effect.ASKS,
     prompt_description="Create a detailed implementation blueprint for a task in read-only plan mode.",
     output_schema=PLAN_SCHEMA,
     when=When(20, "a phased implementation plan (read-only)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 from pydantic import Field
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
@@ -34,15 +35,13 @@ async def timeout_test(deps: Deps, args: TimeoutTestInput, call: CallProgress) -
 
 TOOL = ToolDef(
     name="gemini-timeout-test",
-    toolset=None,
     description=(
         "Test-only: hold a call open for a number of milliseconds to exercise progress and timeout handling. "
         "Registered only when GEMINI_MCP_TEST_TOOLS is set."
     ),
     input_model=TimeoutTestInput,
     handler=timeout_test,
-    read_only=True,
-    open_world=False,
+    effect=Effect.LOCAL_LIVE,
     prompt_description="Test the keepalive system with a long operation.",
     test_only=True,
 )

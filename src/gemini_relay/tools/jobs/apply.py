@@ -7,7 +7,7 @@ from pydantic import Field
 
 from gemini_relay.content.worktree import BRANCH_PATTERN, Worktree
 from gemini_relay.content.worktree_reap import running_in
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
@@ -50,8 +50,6 @@ TOOL = ToolDef(
     ),
     input_model=WorktreeInput,
     handler=apply,
-    read_only=False,
-    destructive=True,
-    open_world=False,
+    effect=Effect.WRITES_LOCAL,
     prompt_description="Apply the changes of an isolated Gemini run.",
 )

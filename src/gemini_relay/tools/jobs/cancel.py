@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import RunState, Toolset
+from gemini_relay.core.vocabulary import Effect, RunState, Toolset
 from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
@@ -47,9 +47,6 @@ TOOL = ToolDef(
     ),
     input_model=CancelJobInput,
     handler=cancel,
-    read_only=False,
-    destructive=True,
-    idempotent=True,  # as agy-mcp's agy_cancel: a second cancel of a job changes nothing more
-    open_world=False,
+    effect=Effect.STOPS,
     prompt_description="Cancel running Gemini calls or one job.",
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.isolation import worktrees
@@ -22,8 +22,6 @@ TOOL = ToolDef(
     description="Remove an isolated run's worktree and branch (isolation 'worktree'); the project is not touched.",
     input_model=WorktreeInput,
     handler=discard,
-    read_only=False,
-    destructive=True,
-    open_world=False,
+    effect=Effect.WRITES_LOCAL,
     prompt_description="Drop the worktree of an isolated Gemini run.",
 )

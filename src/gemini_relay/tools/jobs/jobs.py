@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
@@ -47,9 +47,7 @@ TOOL = ToolDef(
     ),
     input_model=JobsInput,
     handler=jobs,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="List recent Gemini jobs.",
     output_schema=out.JOB_LIST,
 )

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
-from gemini_relay.core.vocabulary import BackendName, Toolset
+from gemini_relay.core.vocabulary import BackendName, Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
@@ -76,8 +76,7 @@ TOOL = ToolDef(
     ),
     input_model=QuotaInput,
     handler=quota,
-    read_only=True,
-    idempotent=True,
+    effect=Effect.READS,
     prompt_description="Check the remaining Gemini quota.",
     output_schema=out.QUOTA_REPORT,
 )

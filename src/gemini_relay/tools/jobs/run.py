@@ -13,7 +13,7 @@ from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
 from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.jobs import JobOptions, Jobs
 from gemini_relay.tools.common import output_schemas as out
@@ -200,8 +200,7 @@ TOOL = ToolDef(
     ),
     input_model=RunInput,
     handler=run,
-    read_only=False,
-    destructive=True,
+    effect=Effect.WRITES,
     prompt_description="Start a long Gemini run in the background.",
     output_schema=out.JOB_STARTED,
     when=When(80, "long work in the background: it answers at once with a job_id"),

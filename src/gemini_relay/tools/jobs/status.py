@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
@@ -37,9 +37,7 @@ TOOL = ToolDef(
     ),
     input_model=StatusInput,
     handler=status,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="Check a Gemini job.",
     output_schema=out.JOB_STATUS,
 )

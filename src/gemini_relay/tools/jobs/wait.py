@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
@@ -52,9 +52,7 @@ TOOL = ToolDef(
     ),
     input_model=WaitInput,
     handler=wait,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="Wait for a Gemini job to finish.",
     output_schema=out.JOB_STATUS,
     note=_COLLECT,

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from gemini_relay.backends.asking import AskOutcome, Option, Question, current_asker
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import media_refs
 from gemini_relay.tools.common.context import Deps, Reply
@@ -135,7 +135,6 @@ TOOL = ToolDef(
     ),
     input_model=FilesInput,
     handler=files,
-    read_only=False,
-    destructive=True,
+    effect=Effect.WRITES,
     prompt_description="Upload, list or delete Gemini Files API uploads.",
 )

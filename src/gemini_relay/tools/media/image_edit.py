@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.media_generate import AS_A_JOB, image_job
@@ -32,6 +32,6 @@ TOOL = ToolDef(
     ),
     input_model=ImageEditInput,
     handler=image_edit,
-    read_only=False,
+    effect=Effect.CREATES,
     prompt_description="Edit or compose images with Gemini.",
 )

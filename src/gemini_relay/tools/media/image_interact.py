@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from gemini_relay.core.spec import MediaRequest
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
@@ -80,6 +80,6 @@ TOOL = ToolDef(
     ),
     input_model=ImageInteractInput,
     handler=image_interact,
-    read_only=False,
+    effect=Effect.CREATES,
     prompt_description="Refine an image over several turns with Gemini.",
 )

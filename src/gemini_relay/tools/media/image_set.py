@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import PathText
@@ -60,6 +60,6 @@ TOOL = ToolDef(
     ),
     input_model=ImageSetInput,
     handler=image_set,
-    read_only=False,
+    effect=Effect.CREATES,
     prompt_description="Generate a consistent set of images with Gemini.",
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
@@ -44,8 +44,6 @@ TOOL = ToolDef(
     description="List the image, video and music models the media tools accept, and the defaults. No model turn.",
     input_model=EmptyInput,
     handler=media_models,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="List the Gemini media models.",
 )

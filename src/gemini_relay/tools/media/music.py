@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.media_generate import AS_A_JOB, media_job
@@ -28,6 +28,6 @@ TOOL = ToolDef(
     description="Generate music with Lyria (lyria-3-clip-preview, ~30 s, by default); written as MP3." + AS_A_JOB,
     input_model=MusicInput,
     handler=music,
-    read_only=False,
+    effect=Effect.CREATES,
     prompt_description="Generate music with Lyria.",
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 from gemini_relay.content.rate_card import Usage as CostUsage
 from gemini_relay.content.rate_card import estimate_cost, load_rate_card
-from gemini_relay.core.vocabulary import RunState, Toolset
+from gemini_relay.core.vocabulary import Effect, RunState, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
@@ -113,8 +113,7 @@ TOOL = ToolDef(
     ),
     input_model=UsageInput,
     handler=usage,
-    read_only=True,
-    open_world=False,
+    effect=Effect.LOCAL_LIVE,
     prompt_description="Show Gemini token usage and estimated cost.",
     output_schema=out.USAGE_REPORT,
 )

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import ToolDef
 from gemini_relay.tools.common.media_generate import AS_A_JOB, media_job
@@ -47,6 +47,6 @@ TOOL = ToolDef(
     ),
     input_model=VideoInput,
     handler=video,
-    read_only=False,
+    effect=Effect.CREATES,
     prompt_description="Generate a video with Veo.",
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gemini_relay.content.diff_assessment import assess_changes
 from gemini_relay.content.git_diff import GitError, changes_and_untracked, diff_spec, git_env
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.log import logger
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
@@ -40,9 +40,7 @@ TOOL = ToolDef(
     ),
     input_model=AssessInput,
     handler=assess,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
+    effect=Effect.LOCAL,
     prompt_description="Assess a git diff and recommend a review depth.",
     output_schema=out.ASSESSMENT,
 )

@@ -28,7 +28,7 @@ from gemini_relay.content.consensus_rounds import (
 )
 from gemini_relay.content.rate_card import load_rate_card
 from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
-from gemini_relay.core.vocabulary import BackendName, Toolset
+from gemini_relay.core.vocabulary import BackendName, Effect, Toolset
 from gemini_relay.errors import BackendUnavailable, ConfigError, InputError, RunFailed
 from gemini_relay.jobs import RunRecord
 from gemini_relay.tools.common.context import Deps, Reply
@@ -228,7 +228,7 @@ TOOL = ToolDef(
     ),
     input_model=ConsensusInput,
     handler=consensus,
-    read_only=True,
+    effect=Effect.ASKS,
     prompt_description="Ask several Gemini models and synthesise their answers.",
     output_schema=CONSENSUS,
     when=When(75, "a decision or review that matters: independent answers, findings tagged by who raised them"),

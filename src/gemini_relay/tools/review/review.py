@@ -20,7 +20,7 @@ from gemini_relay.content.review_prompt import (
     strip_preamble,
     timeout_hint,
 )
-from gemini_relay.core.vocabulary import FailureReason, Toolset
+from gemini_relay.core.vocabulary import Effect, FailureReason, Toolset
 from gemini_relay.errors import RunFailed, RunTimedOut
 from gemini_relay.format import gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
@@ -157,7 +157,7 @@ TOOL = ToolDef(
     ),
     input_model=ReviewInput,
     handler=review,
-    read_only=True,
+    effect=Effect.ASKS,
     prompt_description="Review uncommitted changes or a branch diff with Gemini.",
     output_schema=TEXT_ANSWER,
     when=When(50, "a review of the uncommitted diff or base...HEAD; gemini-assess first sizes it, no model call"),

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pydantic import Field
 
 from gemini_relay.content.search_prompt import build_search_prompt, source_urls
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
@@ -66,7 +66,7 @@ TOOL = ToolDef(
     ),
     input_model=SearchInput,
     handler=search,
-    read_only=True,
+    effect=Effect.ASKS,
     prompt_description="Research a question on the web with Gemini and cite the sources.",
     output_schema=TEXT_ANSWER,
     when=When(60, "an answer from a live web search, with its sources"),

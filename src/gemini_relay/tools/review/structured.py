@@ -10,7 +10,7 @@ from pydantic import Field
 
 from gemini_relay.content.json_schema import MAX_SCHEMA_BYTES, load_schema
 from gemini_relay.content.search_prompt import build_structured_prompt
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
@@ -103,7 +103,7 @@ TOOL = ToolDef(
     ),
     input_model=StructuredInput,
     handler=structured,
-    read_only=True,
+    effect=Effect.ASKS,
     prompt_description="Generate JSON that validates against a schema.",
     output_schema=out.STRUCTURED,
     when=When(70, "JSON validated against your schema"),
