@@ -57,12 +57,13 @@ def instructions_for(tools: Sequence[AnyTool], upstream: BackendEntry, problems:
     tells the user instead of retrying calls that are refused."""
     lines = [f"{NOTICE_MARKER} {misconfigured(problems)}", ""] if problems else []
     lines += [_INTRO.format(label=upstream.label), "Which tool when:"]
-    guided = sorted((tool.when.order, tool.name, worded(tool.when.text, upstream)) for tool in tools if tool.when)
+    whens = [(tool.name, tool.doc.when) for tool in tools if tool.doc.when]
+    guided = sorted((when.order, name, worded(when.text, upstream)) for name, when in whens)
     lines += [f"- {name}: {text}" for _, name, text in guided]
     lines += [_UNTRUSTED, _CONTINUE]
     if upstream.guide:
         lines.append(upstream.guide)
-    lines += [tool.note for tool in tools if tool.note]
+    lines += [tool.doc.note for tool in tools if tool.doc.note]
     return "\n".join(lines)
 
 
@@ -70,7 +71,7 @@ def prompts_for(tools: Sequence[AnyTool], upstream: BackendEntry) -> list[types.
     return [
         types.Prompt(
             name=tool.name,
-            description=tool.prompt_description or tool.description_for(upstream),
+            description=tool.doc.prompt or tool.description_for(upstream),
             arguments=[
                 types.PromptArgument(name=name, description=prop.get("description"), required=name in required)
                 for name, prop, required in _arguments(tool)

@@ -25,7 +25,7 @@ from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import ContextOptions, Prepared, context_meta, prepare_prompt
 from gemini_relay.tools.common.controls import images_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.dry_run import dry_run_reply
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, Isolation, PathText, PromptOptions
 from gemini_relay.tools.common.isolation import isolate, run_isolated, worktree_data, worktree_text
@@ -205,16 +205,10 @@ def _chunk_index(raw: int | str | None) -> int | None:
     return value
 
 
-TOOL = ToolDef(
-    name="gemini-ask",
-    description=(
-        "Ask Google Gemini: questions, code review, analysis, edits, JSON. For a phased plan use gemini-plan, for "
-        "ideas gemini-brainstorm."
-    ),
-    input_model=AskInput,
-    handler=ask,
-    effect=Effect.WRITES,
-    prompt_description="Ask Gemini a question or hand it a review, with optional model, effort, mode and schema.",
-    output_schema=ANSWER_SCHEMA,
+DOC = Doc(
+    "Ask Google Gemini: questions, code review, analysis, edits, JSON. For a phased plan use gemini-plan, for "
+    "ideas gemini-brainstorm.",
+    prompt="Ask Gemini a question or hand it a review, with optional model, effort, mode and schema.",
     when=When(10, "questions, analysis, reviews and edits; @path sends project files along"),
 )
+TOOL = ToolDef("gemini-ask", AskInput, ask, Effect.WRITES, DOC, output_schema=ANSWER_SCHEMA)

@@ -19,7 +19,7 @@ from gemini_relay.jobs import JobOptions, Jobs
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import Isolation, PromptOptions
 from gemini_relay.tools.common.isolation import isolate, worktrees
 from gemini_relay.tools.common.progress import CallProgress
@@ -189,20 +189,21 @@ async def _isolated_cwd(deps: Deps, runner: Jobs, args: RunInput, cwd: Path, str
     return (await isolate(deps, cwd, {"changeMode": args.change_mode, "jsonSchema": structured})).cwd
 
 
-TOOL = ToolDef(
-    name="gemini-run",
-    toolset=Toolset.JOBS,
-    description=(
-        "Start a Gemini run as a durable job and answer at once with its jobId (and the conversationId when the "
-        "backend names it within ~2 s). The job survives client timeouts, this server exiting and crashes; collect "
-        "it with gemini-wait or gemini-status, or pass `wait` to wait for it inline. Takes every gemini-ask option "
-        "plus idempotencyKey, priority and wait."
-    ),
-    input_model=RunInput,
-    handler=run,
-    effect=Effect.WRITES,
-    prompt_description="Start a long Gemini run in the background.",
-    output_schema=out.JOB_STARTED,
+DOC = Doc(
+    "Start a Gemini run as a durable job and answer at once with its jobId (and the conversationId when the "
+    "backend names it within ~2 s). The job survives client timeouts, this server exiting and crashes; collect "
+    "it with gemini-wait or gemini-status, or pass `wait` to wait for it inline. Takes every gemini-ask option "
+    "plus idempotencyKey, priority and wait.",
+    prompt="Start a long Gemini run in the background.",
     when=When(80, "long work in the background: it answers at once with a job_id"),
+)
+TOOL = ToolDef(
+    "gemini-run",
+    RunInput,
+    run,
+    Effect.WRITES,
+    DOC,
+    toolset=Toolset.JOBS,
+    output_schema=out.JOB_STARTED,
     answers_at_once=True,
 )

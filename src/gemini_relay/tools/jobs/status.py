@@ -7,7 +7,7 @@ from pydantic import Field
 from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.jobs.collected import collected_reply
@@ -27,17 +27,12 @@ async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
     return await collected_reply(deps, with_quota(deps, data))
 
 
+DOC = Doc(
+    "A job's state (queued, starting, running, done, failed, cancelled), elapsed time, and when finished its "
+    "result, error, failure_reason, partial flag, recovery note, retryable, error_id, conversationId, model, "
+    "usage and turns. Never blocks.",
+    prompt="Check a Gemini job.",
+)
 TOOL = ToolDef(
-    name="gemini-status",
-    toolset=Toolset.JOBS,
-    description=(
-        "A job's state (queued, starting, running, done, failed, cancelled), elapsed time, and when finished its "
-        "result, error, failure_reason, partial flag, recovery note, retryable, error_id, conversationId, model, "
-        "usage and turns. Never blocks."
-    ),
-    input_model=StatusInput,
-    handler=status,
-    effect=Effect.LOCAL,
-    prompt_description="Check a Gemini job.",
-    output_schema=out.JOB_STATUS,
+    "gemini-status", StatusInput, status, Effect.LOCAL, DOC, toolset=Toolset.JOBS, output_schema=out.JOB_STATUS
 )

@@ -7,7 +7,7 @@ from pydantic import Field
 from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.jobs.collected import collected_reply
 from gemini_relay.tools.jobs.manager import job_manager
@@ -43,17 +43,10 @@ async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
     return await collected_reply(deps, with_quota(deps, data))
 
 
-TOOL = ToolDef(
-    name="gemini-wait",
-    toolset=Toolset.JOBS,
-    description=(
-        "Block until a job finishes or `wait` seconds pass (default and cap 90 s, below common client timeouts), "
-        "sending progress meanwhile; returns the same fields as gemini-status."
-    ),
-    input_model=WaitInput,
-    handler=wait,
-    effect=Effect.LOCAL,
-    prompt_description="Wait for a Gemini job to finish.",
-    output_schema=out.JOB_STATUS,
+DOC = Doc(
+    "Block until a job finishes or `wait` seconds pass (default and cap 90 s, below common client timeouts), "
+    "sending progress meanwhile; returns the same fields as gemini-status.",
+    prompt="Wait for a Gemini job to finish.",
     note=_COLLECT,
 )
+TOOL = ToolDef("gemini-wait", WaitInput, wait, Effect.LOCAL, DOC, toolset=Toolset.JOBS, output_schema=out.JOB_STATUS)

@@ -6,7 +6,7 @@ from pydantic import AliasChoices, Field
 
 from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import PathText
 from gemini_relay.tools.common.media_generate import AS_A_JOB, image_job
 from gemini_relay.tools.common.media_inputs import ImageOptions, ReferencesInput, Url
@@ -51,15 +51,9 @@ async def image_set(deps: Deps, args: ImageSetInput, call: CallProgress) -> Repl
     return await image_job(deps, call, args, "set", args.master_prompt, scenes=tuple(args.scenes))
 
 
-TOOL = ToolDef(
-    name="gemini-image-set",
-    toolset=Toolset.MEDIA,
-    description=(
-        "Generate a consistent set: a master image, then one image per scene, each given the master and every "
-        "reference image so the subject stays the same." + AS_A_JOB
-    ),
-    input_model=ImageSetInput,
-    handler=image_set,
-    effect=Effect.CREATES,
-    prompt_description="Generate a consistent set of images with Gemini.",
+DOC = Doc(
+    "Generate a consistent set: a master image, then one image per scene, each given the master and every "
+    "reference image so the subject stays the same." + AS_A_JOB,
+    prompt="Generate a consistent set of images with Gemini.",
 )
+TOOL = ToolDef("gemini-image-set", ImageSetInput, image_set, Effect.CREATES, DOC, toolset=Toolset.MEDIA)
