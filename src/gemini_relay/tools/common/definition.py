@@ -28,14 +28,6 @@ def worded(text: Wording, upstream: BackendEntry) -> str:
 
 
 @dataclass(frozen=True)
-class When:
-    """The tool's line under "Which tool when:" in the server instructions; lines stand in `order`, lowest first."""
-
-    order: int
-    text: Wording
-
-
-@dataclass(frozen=True)
 class Doc:
     """What the tool says of itself: in tools/list, prompts/list and the server instructions."""
 
@@ -43,6 +35,14 @@ class Doc:
     prompt: str = ""  # the description of the tool's MCP prompt
     when: When | None = None  # its line in the server instructions, if any
     note: str = ""  # a paragraph the instructions end with while the tool is registered
+
+
+@dataclass(frozen=True)
+class When:
+    """The tool's line under "Which tool when:" in the server instructions; lines stand in `order`, lowest first."""
+
+    order: int
+    text: Wording
 
 
 @dataclass(frozen=True)

@@ -164,7 +164,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             data = (await runner.collect(record.run_id)).to_json()
             if notices:
                 data["notices"] = [*notices, *data.get("notices", [])]
-            return await collected_reply(deps, with_quota(deps, data))
+            return await collected_reply(deps, data)
     else:  # agy names the conversation ~1 s in; an inline wait takes it from the status it polls anyway
         status = await runner.wait(
             record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal

@@ -10,9 +10,7 @@ from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.jobs.collected import collected_reply
-from gemini_relay.tools.jobs.manager import job_manager
-from gemini_relay.tools.jobs.quota import with_quota
+from gemini_relay.tools.jobs.collected import job_reply
 
 
 class StatusInput(ToolInput):
@@ -20,11 +18,8 @@ class StatusInput(ToolInput):
 
 
 async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
-    result = await job_manager(deps).collect(args.job_id)
-    data = result.to_json()
-    if not result.state.terminal:
-        data["next"] = f'Still {result.state.value}: gemini-wait {{"jobId": "{args.job_id}"}} blocks until it ends.'
-    return await collected_reply(deps, with_quota(deps, data))
+    hint = f'gemini-wait {{"jobId": "{args.job_id}"}} blocks until it ends.'
+    return await job_reply(deps, args.job_id, lambda state: {"next": f"Still {state.value}: {hint}"})
 
 
 DOC = Doc(
