@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import AliasChoices, Field
 
 from gemini_relay.core.vocabulary import Effect, Toolset
@@ -19,32 +21,20 @@ def _seed_name(field: str, camel: str) -> AliasChoices:
     return AliasChoices(camel, "master" + camel[0].upper() + camel[1:], seed)
 
 
-def _about(field: str) -> str | None:
-    return ReferencesInput.model_fields[field].description
+def _master_reference(field: str, camel: str, most: int) -> Any:
+    """The master's reference `field`, as ReferencesInput describes it, also by the seed's names."""
+    description = ReferencesInput.model_fields[field].description
+    return Field(None, max_length=most, validation_alias=_seed_name(field, camel), description=description)
 
 
 class ImageSetInput(ImageOptions):
     master_prompt: str = Field(min_length=1, description="The master image: the subject and style every scene keeps.")
     scenes: list[str] = Field(min_length=1, max_length=8, description="One prompt per further image of the set.")
     # The references of the master (and so of every scene), also by the seed's names (master_images_url, …).
-    images: list[PathText] | None = Field(
-        None, max_length=14, validation_alias=_seed_name("images", "images"), description=_about("images")
-    )
-    images_file_uris: list[str] | None = Field(
-        None,
-        max_length=14,
-        validation_alias=_seed_name("images_file_uris", "imagesFileUris"),
-        description=_about("images_file_uris"),
-    )
-    images_url: list[Url] | None = Field(
-        None, max_length=14, validation_alias=_seed_name("images_url", "imagesUrl"), description=_about("images_url")
-    )
-    images_base64: list[str] | None = Field(
-        None,
-        max_length=4,
-        validation_alias=_seed_name("images_base64", "imagesBase64"),
-        description=_about("images_base64"),
-    )
+    images: list[PathText] | None = _master_reference("images", "images", 14)
+    images_file_uris: list[str] | None = _master_reference("images_file_uris", "imagesFileUris", 14)
+    images_url: list[Url] | None = _master_reference("images_url", "imagesUrl", 14)
+    images_base64: list[str] | None = _master_reference("images_base64", "imagesBase64", 4)
 
 
 async def image_set(deps: Deps, args: ImageSetInput, call: CallProgress) -> Reply:
