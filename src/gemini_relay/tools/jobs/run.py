@@ -18,7 +18,7 @@ from gemini_relay.errors import InputError
 from gemini_relay.jobs import JobOptions, Jobs
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue
+from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue, idempotency_key_field
 from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import Isolation, PromptOptions
 from gemini_relay.tools.common.isolation import isolate, worktrees
@@ -45,12 +45,9 @@ class RunInput(PromptOptions):
         description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
     )
 
-    idempotency_key: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        description="Retry-safe key: the same key with the same request returns the existing job instead of a new "
-        "one; the same key with a different request is refused.",
+    idempotency_key: str | None = idempotency_key_field(
+        "Retry-safe key: the same key with the same request returns the existing job instead of a new "
+        "one; the same key with a different request is refused."
     )
     cwd: str | None = Field(
         None,

@@ -33,7 +33,7 @@ from gemini_relay.errors import BackendUnavailable, ConfigError, InputError, Run
 from gemini_relay.jobs import RunRecord
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import model_id
-from gemini_relay.tools.common.controls import call_timeout, timeout_field
+from gemini_relay.tools.common.controls import call_timeout, idempotency_key_field, timeout_field
 from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -94,11 +94,8 @@ class ConsensusInput(ToolInput):
         description="Answer at once with the jobs and an idempotencyKey; call again with the same arguments and "
         "key to collect (nothing is billed again). The model jobs run on even if this server exits.",
     )
-    idempotency_key: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        description="Retry-safe key: the same key and question return the recorded answers instead of billing again.",
+    idempotency_key: str | None = idempotency_key_field(
+        "Retry-safe key: the same key and question return the recorded answers instead of billing again."
     )
 
 
