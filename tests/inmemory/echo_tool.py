@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -22,15 +22,9 @@ async def echo(deps: Deps, args: EchoInput, call: CallProgress) -> Reply:
     return Reply(args.text.upper() if args.shout else args.text)
 
 
-TOOL = ToolDef(
-    name="gemini-echo",
-    toolset=Toolset.REVIEW,
-    description="Say the text back, in-process.",
-    input_model=EchoInput,
-    handler=echo,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Echo a text.",
+DOC = Doc(
+    "Say the text back, in-process.",
+    prompt="Echo a text.",
     when=When(65, "the text said back"),
 )
+TOOL = ToolDef("gemini-echo", EchoInput, echo, Effect.LOCAL, DOC, toolset=Toolset.REVIEW)

@@ -68,20 +68,22 @@ async def test_what_a_client_sees_is_what_the_definitions_declare(
         assert entry["inputSchema"] == schema_with_limits(wire_schema(tool.input_model), DEFAULT_TIMEOUT_MINUTES * 60)
         assert entry.get("outputSchema") == tool.output_schema
         assert entry["annotations"] == {
-            "readOnlyHint": tool.read_only,
-            "destructiveHint": tool.destructive,
-            "idempotentHint": tool.idempotent,
-            "openWorldHint": tool.open_world,
+            "readOnlyHint": tool.effect.hints.read_only,
+            "destructiveHint": tool.effect.hints.destructive,
+            "idempotentHint": tool.effect.hints.idempotent,
+            "openWorldHint": tool.effect.hints.open_world,
         }
         assert ("execution" in entry) is tool.task_support  # this server has a state dir: it answers tasks
-    assert [(p["name"], p["description"]) for p in served["prompts"]] == [
-        (d.name, d.prompt_description) for d in declared
-    ]
-    guided = sorted((d for d in declared if d.when is not None), key=lambda d: d.when.order if d.when else 0)
+    assert [(p["name"], p["description"]) for p in served["prompts"]] == [(d.name, d.doc.prompt) for d in declared]
+    guided = sorted(
+        (d for d in declared if d.doc.when is not None), key=lambda d: d.doc.when.order if d.doc.when else 0
+    )
     lines = served["instructions"].splitlines()
-    whens = [f"- {d.name}: {worded(d.when.text, GEMINI)}" for d in guided if d.when]
+    whens = [f"- {d.name}: {worded(d.doc.when.text, GEMINI)}" for d in guided if d.doc.when]
     assert [line for line in lines if line.startswith("- ")] == whens
-    assert [line for line in lines if line in {d.note for d in declared}] == [d.note for d in declared if d.note]
+    assert [line for line in lines if line in {d.doc.note for d in declared}] == [
+        d.doc.note for d in declared if d.doc.note
+    ]
 
 
 async def test_a_new_tool_is_its_own_module_and_one_line_in_its_toolsets_list(

@@ -45,7 +45,9 @@ def test_with_the_jobs_toolset_the_instructions_say_how_to_collect_a_job() -> No
 
 def test_the_which_tool_when_lines_stand_in_their_declared_order_whatever_the_registry_order() -> None:
     lines = [line for line in instructions_for(EVERY_TOOL, GEMINI).splitlines() if line.startswith("- ")]
-    guided = sorted((t for t in EVERY_TOOL if t.when is not None), key=lambda t: t.when.order if t.when else 0)
+    guided = sorted(
+        (t for t in EVERY_TOOL if t.doc.when is not None), key=lambda t: t.doc.when.order if t.doc.when else 0
+    )
     assert [line.split(":")[0] for line in lines] == [f"- {t.name}" for t in guided]
     assert lines[-1].startswith("- gemini-doctor: ")  # setup trouble comes last, after every kind of work
 
@@ -60,7 +62,7 @@ def test_every_tool_is_a_prompt_whose_arguments_are_its_input_schema() -> None:
     prompts = prompts_for(EVERY_TOOL, GEMINI)
     assert [p.name for p in prompts] == [t.name for t in EVERY_TOOL]
     ask_prompt = prompts[0]
-    assert ask_prompt.description == ask.TOOL.prompt_description
+    assert ask_prompt.description == ask.TOOL.doc.prompt
     arguments = {a.name: a.required for a in ask_prompt.arguments or []}
     assert arguments["prompt"] is True and arguments["changeMode"] is False
     assert list(arguments) == list(ask.AskInput.model_json_schema(by_alias=True)["properties"])

@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 
 from gemini_relay.core.vocabulary import Toolset
-from gemini_relay.tools.common.definition import AnyTool, ToolDef
+from gemini_relay.tools.common.definition import AnyTool, Doc, ToolDef
 from gemini_relay.tools.core import ping
 from gemini_relay.tools.core import toolset as core
 from gemini_relay.tools.jobs import status, wait
@@ -61,7 +61,7 @@ def test_a_toolset_lists_its_own_tools_and_borrows_others_only_from_their_lists(
 
 def test_every_definition_has_a_prompt_and_names_are_unique_but_for_a_toolset_taking_a_tools_place() -> None:
     tools = {id(t): t for listed in TOOLSETS.values() for t in listed}.values()
-    assert all(t.prompt_description for t in tools)
+    assert all(t.doc.prompt for t in tools)
     by_name: dict[str, list[AnyTool]] = {}
     for tool in tools:
         by_name.setdefault(tool.name, []).append(tool)
@@ -70,7 +70,7 @@ def test_every_definition_has_a_prompt_and_names_are_unique_but_for_a_toolset_ta
 
 
 def test_the_registry_appends_toolsets_in_order_replaces_in_place_and_puts_test_only_tools_last() -> None:
-    other_ping = ToolDef(**{**vars(ping.TOOL), "toolset": Toolset.REVIEW, "description": "another ping"})
+    other_ping = ToolDef(**{**vars(ping.TOOL), "toolset": Toolset.REVIEW, "doc": Doc("another ping")})
     catalog = {
         None: core.TOOLS,
         Toolset.JOBS: (status.TOOL, wait.TOOL),
@@ -83,6 +83,6 @@ def test_the_registry_appends_toolsets_in_order_replaces_in_place_and_puts_test_
     names = [t.name for t in both]
     assert names[-3:] == ["gemini-status", "gemini-wait", "gemini-timeout-test"]  # jobs' order; media adds nothing
     assert names.index("gemini-ping") == [t.name for t in default].index("gemini-ping")  # replaced in place
-    assert both[names.index("gemini-ping")].description == "another ping"
+    assert both[names.index("gemini-ping")].doc.description == "another ping"
     media_only = registry(test_tools=False, toolsets=frozenset({Toolset.MEDIA}), catalog=catalog)
     assert [t.name for t in media_only][-2:] == ["gemini-wait", "gemini-status"]

@@ -9,8 +9,9 @@ instructions and tool descriptions may claim of it while it is the active one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from gemini_relay.backends.base import Backend
@@ -23,6 +24,20 @@ class BuiltBackend(Backend, Protocol):
     def validate_config(self) -> None:
         """Raises ConfigError for its settings that must fail fast at start (an explicit binary that is not there)."""
         ...
+
+
+class Locating(Protocol):
+    def locate(self, env: Mapping[str, str]) -> Path | None: ...
+
+
+def found_binary(read: Callable[[Mapping[str, str]], Locating], label: str) -> Callable[[Settings], str | None]:
+    """The `detect` of a backend found by its executable: "<label> was found at <path>", or None."""
+
+    def detect(settings: Settings) -> str | None:
+        found = read(settings.env).locate(settings.env)
+        return f"{label} was found at {found}" if found is not None else None
+
+    return detect
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NewType
+from typing import NamedTuple, NewType
 
 
 class RunState(StrEnum):
@@ -59,6 +59,43 @@ class Toolset(StrEnum):
     JOBS = "jobs"
     REVIEW = "review"
     MEDIA = "media"
+
+
+class Effect(StrEnum):
+    """What a tool does to the world: one closed vocabulary from which its MCP annotations (readOnly, destructive,
+    idempotent and openWorld hints) are derived, so no tool states a combination that says nothing true."""
+
+    LOCAL = "local"  # answered in-process from the relay's own state; changes nothing, the same call answers alike
+    LOCAL_LIVE = "local_live"  # in-process and changes nothing, but the answer moves between calls (a tally, a wait)
+    READS = "reads"  # reads the upstream (the Gemini API) and changes nothing
+    ASKS = "asks"  # runs a model turn that answers and changes nothing
+    CREATES = "creates"  # makes new things upstream or on disk (images, video, music); replaces nothing
+    WRITES = "writes"  # a model turn or API call that may change or delete what exists (project files, uploads)
+    WRITES_LOCAL = "writes_local"  # changes the workspace or the relay's jobs in-process (applies, discards)
+    STOPS = "stops"  # stops a run in-process; stopping it again changes nothing more
+
+    @property
+    def hints(self) -> Hints:
+        """The MCP tool annotations this effect stands for."""
+        return Hints(
+            read_only=self in _READ_ONLY,
+            destructive=self in _DESTRUCTIVE,
+            idempotent=self in _IDEMPOTENT,
+            open_world=self in _OPEN_WORLD,  # it reaches an upstream (a model turn, the Gemini API)
+        )
+
+
+class Hints(NamedTuple):
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+
+
+_READ_ONLY = frozenset({Effect.LOCAL, Effect.LOCAL_LIVE, Effect.READS, Effect.ASKS})
+_DESTRUCTIVE = frozenset({Effect.WRITES, Effect.WRITES_LOCAL, Effect.STOPS})
+_IDEMPOTENT = frozenset({Effect.LOCAL, Effect.READS, Effect.STOPS})
+_OPEN_WORLD = frozenset({Effect.READS, Effect.ASKS, Effect.CREATES, Effect.WRITES})
 
 
 class Verdict(StrEnum):

@@ -6,6 +6,7 @@ died. RelayHost (host.py) owns the socket and the lifecycle and hands each reque
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -31,19 +32,17 @@ from gemini_relay.relay_host.warm_pools import WarmPools
 from gemini_relay.supervise.liveness import is_alive
 
 
+@dataclass(eq=False)  # one per host: compared by identity
 class JobService:
-    def __init__(
-        self, settings: Settings, store: FileJobStore, runner: JobExecutor, engine: RunEngine, registries: WarmPools
-    ) -> None:
-        self.settings = settings
-        self.store = store
-        self.runner = runner
-        self.engine = engine
-        self.registries = registries
-        self.draining = False  # set by the host: no new job, no adoption
-        self.tasks: TaskGroup | None = None  # where the jobs run: the host's, for as long as it serves
-        self.streams = 0  # servers attached to a run right now: a draining host lets them get their results
-        self.streams_idle = anyio.Event()
+    settings: Settings
+    store: FileJobStore
+    runner: JobExecutor
+    engine: RunEngine
+    registries: WarmPools
+    draining: bool = False  # set by the host: no new job, no adoption
+    tasks: TaskGroup | None = None  # where the jobs run: the host's, for as long as it serves
+    streams: int = 0  # servers attached to a run right now: a draining host lets them get their results
+    streams_idle: anyio.Event = field(default_factory=anyio.Event)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """A run's question, answered by the caller of the server attached to it."""

@@ -232,7 +232,7 @@ class RelayServer:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
         text = prompt_text(tool, dict(params.arguments or {}))
         return types.GetPromptResult(
-            description=tool.prompt_description,
+            description=tool.doc.prompt,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
         )
 

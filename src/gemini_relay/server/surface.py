@@ -35,15 +35,16 @@ def tool_entry(tool: AnyTool, upstream: BackendEntry, *, tasks: bool, max_timeou
     """The tool as tools/list shows it while `upstream` is active; `tasks`: this server answers MCP tasks (it has a
     state dir); `max_timeout`: the server's GEMINI_MCP_TIMEOUT in seconds, shown as timeoutSeconds' maximum."""
     schema = wire_schema(tool.input_model)
+    hints = tool.effect.hints
     return types.Tool(
         name=tool.name,
         description=tool.description_for(upstream),
         input_schema=schema if max_timeout is None else schema_with_limits(schema, max_timeout),
         annotations=types.ToolAnnotations(
-            read_only_hint=tool.read_only,
-            destructive_hint=tool.destructive,
-            idempotent_hint=tool.idempotent,
-            open_world_hint=tool.open_world,
+            read_only_hint=hints.read_only,
+            destructive_hint=hints.destructive,
+            idempotent_hint=hints.idempotent,
+            open_world_hint=hints.open_world,
         ),
         # 2025-11-25 clients may ask for a task (the 2026-07-28 surface drops the field; there the server decides).
         execution=types.ToolExecution(task_support="optional") if tasks and tool.task_support else None,
@@ -56,12 +57,13 @@ def instructions_for(tools: Sequence[AnyTool], upstream: BackendEntry, problems:
     tells the user instead of retrying calls that are refused."""
     lines = [f"{NOTICE_MARKER} {misconfigured(problems)}", ""] if problems else []
     lines += [_INTRO.format(label=upstream.label), "Which tool when:"]
-    guided = sorted((tool.when.order, tool.name, worded(tool.when.text, upstream)) for tool in tools if tool.when)
+    whens = [(tool.name, tool.doc.when) for tool in tools if tool.doc.when]
+    guided = sorted((when.order, name, worded(when.text, upstream)) for name, when in whens)
     lines += [f"- {name}: {text}" for _, name, text in guided]
     lines += [_UNTRUSTED, _CONTINUE]
     if upstream.guide:
         lines.append(upstream.guide)
-    lines += [tool.note for tool in tools if tool.note]
+    lines += [tool.doc.note for tool in tools if tool.doc.note]
     return "\n".join(lines)
 
 
@@ -69,7 +71,7 @@ def prompts_for(tools: Sequence[AnyTool], upstream: BackendEntry) -> list[types.
     return [
         types.Prompt(
             name=tool.name,
-            description=tool.prompt_description or tool.description_for(upstream),
+            description=tool.doc.prompt or tool.description_for(upstream),
             arguments=[
                 types.PromptArgument(name=name, description=prop.get("description"), required=name in required)
                 for name, prop, required in _arguments(tool)

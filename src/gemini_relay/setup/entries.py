@@ -98,7 +98,7 @@ def read_only_tools(*, read_only: bool = True) -> list[str]:
     from gemini_relay.tools.registry import registry
 
     tools = registry(test_tools=False, toolsets=frozenset(Toolset))
-    return [tool.name for tool in tools if tool.read_only == read_only]
+    return [tool.name for tool in tools if tool.effect.hints.read_only == read_only]
 
 
 # The JSON shapes. `shown` False puts a placeholder where the token goes (what setup prints).

@@ -12,14 +12,7 @@ from __future__ import annotations
 
 from gemini_relay.backends.agy.settings import CHILD_ENV_KEYS, NAME, AgySettings
 from gemini_relay.backends.agy.warm import WarmAgyBackend
-from gemini_relay.backends.entry import BackendEntry
-from gemini_relay.config import Settings
-
-
-def _detect(settings: Settings) -> str | None:
-    found = AgySettings.from_env(settings.env).locate(settings.env)
-    return f"agy was found at {found}" if found is not None else None
-
+from gemini_relay.backends.entry import BackendEntry, found_binary
 
 # No fallback model: agy's quota is one bucket per model group (all Gemini models share it) and agy retries an
 # exhausted quota itself until --print-timeout, so a second Gemini model would fail the same way after spending the
@@ -29,7 +22,7 @@ ENTRY = BackendEntry(
     title="Antigravity CLI",
     build=WarmAgyBackend,
     aliases=("antigravity",),
-    detect=_detect,
+    detect=found_binary(AgySettings.from_env, "agy"),
     absent="agy was not found",
     found_by_binary=("AGY_CLI_PATH", "agy"),
     start_checks=("AGY_CLI_PATH", "AGY_PRINT_TIMEOUT"),  # validate_config (backend.py)

@@ -11,23 +11,16 @@
 
 from __future__ import annotations
 
-from gemini_relay.backends.entry import BackendEntry
+from gemini_relay.backends.entry import BackendEntry, found_binary
 from gemini_relay.backends.gemini_cli.settings import NAME, GeminiCliSettings
 from gemini_relay.backends.gemini_cli.warm import GeminiBackend
-from gemini_relay.config import Settings
-
-
-def _detect(settings: Settings) -> str | None:
-    found = GeminiCliSettings.from_env(settings.env).locate(settings.env)
-    return f"the Gemini CLI was found at {found}" if found is not None else None
-
 
 ENTRY = BackendEntry(
     name=NAME,
     title="Gemini CLI",
     build=GeminiBackend,
     aliases=("gemini-cli",),
-    detect=_detect,
+    detect=found_binary(GeminiCliSettings.from_env, "the Gemini CLI"),
     found_by_binary=("GEMINI_CLI_PATH", "gemini"),
     absent="the Gemini CLI was not found",
     enable="install the Gemini CLI (`npm install -g @google/gemini-cli`, Node 20+) and give it GEMINI_API_KEY",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from gemini_relay.jobs.store.job_store import IdempotencyBinding, JobConflict, JobMeta, JobNotFound, JobResult, Progress
@@ -52,6 +53,12 @@ class MemoryJobStore:
     def _maybe(self, job_id: str) -> _Job | None:
         _check_id(job_id)
         return self._jobs.get(job_id)
+
+    def _flag(self, job_id: str, read: Callable[[_Job], bool]) -> bool:
+        """A flag of the job; an unknown job has none set."""
+        with self._lock:
+            job = self._maybe(job_id)
+            return job is not None and read(job)
 
     def create(self, meta: JobMeta) -> None:
         _check_id(meta.job_id)
@@ -126,27 +133,21 @@ class MemoryJobStore:
             self._job(job_id).cancel = True
 
     def cancel_requested(self, job_id: str) -> bool:
-        with self._lock:
-            job = self._maybe(job_id)
-            return job is not None and job.cancel
+        return self._flag(job_id, lambda job: job.cancel)
 
     def mark_collected(self, job_id: str) -> None:
         with self._lock:
             self._job(job_id).collected = True
 
     def collected(self, job_id: str) -> bool:
-        with self._lock:
-            job = self._maybe(job_id)
-            return job is not None and job.collected
+        return self._flag(job_id, lambda job: job.collected)
 
     def mark_dismissed(self, job_id: str) -> None:
         with self._lock:
             self._job(job_id).dismissed = True
 
     def dismissed(self, job_id: str) -> bool:
-        with self._lock:
-            job = self._maybe(job_id)
-            return job is not None and job.dismissed
+        return self._flag(job_id, lambda job: job.dismissed)
 
     def finished_at(self, job_id: str) -> float | None:
         with self._lock:

@@ -28,6 +28,11 @@ def timeout_field() -> Any:
     )
 
 
+def idempotency_key_field(description: str) -> Any:
+    """A caller's retry key; what a retry with it returns is the tool's to say."""
+    return Field(None, min_length=1, max_length=200, description=description)
+
+
 def continue_latest_field() -> Any:
     return Field(
         False,

@@ -1,8 +1,9 @@
 """A tool's one declaration: everything the registry, tools/list, prompts/list and the server instructions say of it.
 
 A tool module (tools/<toolset>/<name>.py, its name without `gemini-`) defines its input model and handler and
-exports one `TOOL = ToolDef(...)`; its toolset's list (tools/<toolset>/toolset.py) names it; tools/registry.py
-registers the enabled toolsets in order, and server/surface.py derives the wire surface from the definitions alone.
+exports one `TOOL = ToolDef(name, input_model, handler, effect, doc)`; its toolset's list (tools/<toolset>/toolset.py)
+names it; tools/registry.py registers the enabled toolsets in order, and server/surface.py derives the wire surface
+from the definitions alone.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from gemini_relay.backends.entry import BackendEntry
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -27,6 +28,16 @@ def worded(text: Wording, upstream: BackendEntry) -> str:
 
 
 @dataclass(frozen=True)
+class Doc:
+    """What the tool says of itself: in tools/list, prompts/list and the server instructions."""
+
+    description: Wording  # tools/list's; what it says of the backend is true of the active one
+    prompt: str = ""  # the description of the tool's MCP prompt
+    when: When | None = None  # its line in the server instructions, if any
+    note: str = ""  # a paragraph the instructions end with while the tool is registered
+
+
+@dataclass(frozen=True)
 class When:
     """The tool's line under "Which tool when:" in the server instructions; lines stand in `order`, lowest first."""
 
@@ -37,29 +48,22 @@ class When:
 @dataclass(frozen=True)
 class ToolDef(Generic[M]):
     name: str
-    toolset: Toolset | None  # the toolset that brings it (GEMINI_RELAY_TOOLSETS); None: one of the default tools
-    description: Wording  # tools/list's; what it says of the backend is true of the active one
     input_model: type[M]  # validates the arguments; its wire schema is the inputSchema clients see
     handler: Callable[[Deps, M, CallProgress], Awaitable[Reply]]
-    # Annotations: honest hints about side effects.
-    read_only: bool
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = True  # it reaches an upstream (a model turn, the Gemini API); False: answered in-process
-    prompt_description: str = ""  # the description of the tool's MCP prompt
+    effect: Effect  # what it does to the world; its MCP annotations (honest side-effect hints) follow from it
+    doc: Doc
+    toolset: Toolset | None = None  # the toolset that brings it (GEMINI_RELAY_TOOLSETS); None: a default tool
     output_schema: dict[str, Any] | None = None  # declared: every successful reply carries matching structured data
-    when: When | None = None  # its line in the server instructions, if any
-    note: str = ""  # a paragraph the instructions end with while the tool is registered
     answers_at_once: bool = False  # never worth a task: the call returns before any run ends (gemini-run)
     test_only: bool = False  # registered only with GEMINI_MCP_TEST_TOOLS, after every toolset
 
     def description_for(self, upstream: BackendEntry) -> str:
-        return worded(self.description, upstream)
+        return worded(self.doc.description, upstream)
 
     @property
     def task_support(self) -> bool:
         """A call that runs a model turn may be answered as an MCP task."""
-        return self.open_world and not self.answers_at_once
+        return self.effect.hints.open_world and not self.answers_at_once
 
 
 AnyTool = ToolDef[Any]

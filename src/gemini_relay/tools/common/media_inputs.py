@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, Field
 
+from gemini_relay.tools.common.controls import idempotency_key_field
 from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText, ToolInput
 
 Url = str
@@ -24,12 +25,7 @@ class JobControls(ToolInput):
         le=3_600_000,
         description="Wait at most this long, then answer with the jobId.",
     )
-    idempotency_key: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        description="A retry with this key returns the recorded result.",
-    )
+    idempotency_key: str | None = idempotency_key_field("A retry with this key returns the recorded result.")
 
 
 class JobControlsInput(JobControls):

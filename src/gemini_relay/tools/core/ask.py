@@ -19,12 +19,13 @@ from gemini_relay.content.changemode import (
 from gemini_relay.content.guardrail import WriteCheck
 from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.result import RunResult
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.errors import InputError
 from gemini_relay.format import RESPONSE_PREFIX, gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import ContextOptions, Prepared, context_meta, prepare_prompt
 from gemini_relay.tools.common.controls import images_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.dry_run import dry_run_reply
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, Isolation, PathText, PromptOptions
 from gemini_relay.tools.common.isolation import isolate, run_isolated, worktree_data, worktree_text
@@ -204,18 +205,10 @@ def _chunk_index(raw: int | str | None) -> int | None:
     return value
 
 
-TOOL = ToolDef(
-    name="gemini-ask",
-    toolset=None,
-    description=(
-        "Ask Google Gemini: questions, code review, analysis, edits, JSON. For a phased plan use gemini-plan, for "
-        "ideas gemini-brainstorm."
-    ),
-    input_model=AskInput,
-    handler=ask,
-    read_only=False,
-    destructive=True,
-    prompt_description="Ask Gemini a question or hand it a review, with optional model, effort, mode and schema.",
-    output_schema=ANSWER_SCHEMA,
+DOC = Doc(
+    "Ask Google Gemini: questions, code review, analysis, edits, JSON. For a phased plan use gemini-plan, for "
+    "ideas gemini-brainstorm.",
+    prompt="Ask Gemini a question or hand it a review, with optional model, effort, mode and schema.",
     when=When(10, "questions, analysis, reviews and edits; @path sends project files along"),
 )
+TOOL = ToolDef("gemini-ask", AskInput, ask, Effect.WRITES, DOC, output_schema=ANSWER_SCHEMA)

@@ -7,10 +7,11 @@ from typing import Literal
 from pydantic import Field
 
 from gemini_relay.content.brainstorm_prompt import build_brainstorm_prompt
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, ToolInput
 from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
@@ -57,14 +58,9 @@ async def brainstorm(deps: Deps, args: BrainstormInput, call: CallProgress) -> R
     return Reply(gemini_reply(result.outcome.text, notices=result.notices, prefixed=False), receipts=result.receipts)
 
 
-TOOL = ToolDef(
-    name="gemini-brainstorm",
-    toolset=None,
-    description=("Generate ideas with a methodology, optionally scored for feasibility, impact and innovation."),
-    input_model=BrainstormInput,
-    handler=brainstorm,
-    read_only=True,
-    prompt_description="Brainstorm ideas on a challenge with Gemini.",
-    output_schema=TEXT_ANSWER,
+DOC = Doc(
+    "Generate ideas with a methodology, optionally scored for feasibility, impact and innovation.",
+    prompt="Brainstorm ideas on a challenge with Gemini.",
     when=When(30, "ideas with a methodology"),
 )
+TOOL = ToolDef("gemini-brainstorm", BrainstormInput, brainstorm, Effect.ASKS, DOC, output_schema=TEXT_ANSWER)

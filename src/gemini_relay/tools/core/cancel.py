@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -13,15 +14,8 @@ async def cancel(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     return Reply("Nothing was running." if count == 0 else f"Cancelled {count} run(s).")
 
 
-TOOL = ToolDef(
-    name="gemini-cancel",
-    toolset=None,
-    description=("Stop every Gemini run in flight, queued or running."),
-    input_model=EmptyInput,
-    handler=cancel,
-    read_only=False,
-    destructive=True,
-    idempotent=True,  # cancelling again changes nothing more (agy-mcp's agy_cancel says the same)
-    open_world=False,
-    prompt_description="Cancel every running Gemini call.",
+DOC = Doc(
+    "Stop every Gemini run in flight, queued or running.",
+    prompt="Cancel every running Gemini call.",
 )
+TOOL = ToolDef("gemini-cancel", EmptyInput, cancel, Effect.STOPS, DOC)

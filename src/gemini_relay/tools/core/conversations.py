@@ -9,10 +9,11 @@ from pathlib import Path
 from pydantic import Field
 
 from gemini_relay.backends.capabilities import Conversation
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.format import with_notices
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -65,15 +66,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ") or "—"
 
 
+DOC = Doc(
+    "Recent saved conversations; pass an id to gemini-ask as conversationId to continue one.",
+    prompt="List recent Gemini conversations.",
+)
 TOOL = ToolDef(
-    name="gemini-conversations",
-    toolset=None,
-    description=("Recent saved conversations; pass an id to gemini-ask as conversationId to continue one."),
-    input_model=ConversationsInput,
-    handler=conversations,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="List recent Gemini conversations.",
-    output_schema=out.CONVERSATIONS,
+    "gemini-conversations", ConversationsInput, conversations, Effect.LOCAL, DOC, output_schema=out.CONVERSATIONS
 )

@@ -6,9 +6,10 @@ import platform
 
 from gemini_relay import __version__
 from gemini_relay.config import Settings
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.core.doctor_settings import settings_section
@@ -84,16 +85,9 @@ def host_line(settings: Settings) -> str:
     )
 
 
-TOOL = ToolDef(
-    name="gemini-doctor",
-    toolset=None,
-    description=("Check the setup (binaries, backend, auth) without spending tokens; says what to fix."),
-    input_model=EmptyInput,
-    handler=doctor,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Diagnose the gemini-relay setup.",
-    output_schema=out.DOCTOR,
+DOC = Doc(
+    "Check the setup (binaries, backend, auth) without spending tokens; says what to fix.",
+    prompt="Diagnose the gemini-relay setup.",
     when=When(90, "when calls fail on setup (binaries, auth, quota); gemini-models lists model ids"),
 )
+TOOL = ToolDef("gemini-doctor", EmptyInput, doctor, Effect.LOCAL, DOC, output_schema=out.DOCTOR)

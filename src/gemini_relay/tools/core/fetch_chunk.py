@@ -6,8 +6,9 @@ from pydantic import Field
 
 from gemini_relay.content.changemode import CHANGEMODE_CHUNK_KIND, changemode_footer
 from gemini_relay.content.chunking import ChunkCache, chunk_footer
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import CACHE_KEY_PATTERN, ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -28,14 +29,8 @@ async def fetch_chunk(deps: Deps, args: FetchChunkInput, call: CallProgress) -> 
     return Reply(cached_chunk(deps.chunks, args.cache_key, args.chunk_index))
 
 
-TOOL = ToolDef(
-    name="gemini-fetch-chunk",
-    toolset=None,
-    description=("A chunk of a chunked reply, by its cacheKey and chunkIndex (kept 10 minutes)."),
-    input_model=FetchChunkInput,
-    handler=fetch_chunk,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Fetch the next chunk of a chunked response.",
+DOC = Doc(
+    "A chunk of a chunked reply, by its cacheKey and chunkIndex (kept 10 minutes).",
+    prompt="Fetch the next chunk of a chunked response.",
 )
+TOOL = ToolDef("gemini-fetch-chunk", FetchChunkInput, fetch_chunk, Effect.LOCAL, DOC)

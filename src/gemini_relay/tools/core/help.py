@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -12,16 +13,10 @@ async def help_(deps: Deps, args: EmptyInput, call: CallProgress) -> Reply:
     return Reply(await deps.registry.shows_help().help_text())
 
 
-TOOL = ToolDef(
-    name="gemini-help",
-    toolset=None,
-    description=lambda upstream: (
+DOC = Doc(
+    lambda upstream: (
         f"Show the {upstream.title}'s --help." if upstream.agent else f"Show what the {upstream.label} takes."
     ),
-    input_model=EmptyInput,
-    handler=help_,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Receive help information for the active Gemini backend.",
+    prompt="Receive help information for the active Gemini backend.",
 )
+TOOL = ToolDef("gemini-help", EmptyInput, help_, Effect.LOCAL, DOC)

@@ -14,12 +14,13 @@ from gemini_relay.backends.capabilities import GENERATED_NAME_BYTES, IMAGE_SUFFI
 from gemini_relay.config import Settings
 from gemini_relay.core.spec import MediaRequest
 from gemini_relay.core.trusted_files import ignored_by_git
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.errors import BackendUnavailable, InputError
 from gemini_relay.format import with_notices
 from gemini_relay.jobs import JobNotFound
 from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import AspectRatio, ImageSize, PathText
 from gemini_relay.tools.common.media_config import MediaConfig
 from gemini_relay.tools.common.media_generate import controls, media_ready, media_spec
@@ -170,20 +171,15 @@ async def image_api(deps: Deps, args: ImageInput, call: CallProgress) -> Reply:
     return await run_media(deps, call, media_spec(deps, call, args.prompt, media), controls(args))
 
 
-TOOL = ToolDef(
-    name="gemini-image",
-    toolset=None,
-    description=lambda upstream: (
+DOC = Doc(
+    lambda upstream: (
         "Generate an image and save it to a file; answers with its path. "
         + ("agy's own image tool makes it." if upstream.makes_images else "Needs a Gemini API key.")
     ),
-    input_model=ImageInput,
-    handler=image,
-    read_only=False,
-    prompt_description="Generate an image with Gemini and save it to a file.",
-    output_schema=MEDIA,
+    prompt="Generate an image with Gemini and save it to a file.",
     when=When(
         40,
         lambda upstream: "an image file" + ("" if upstream.makes_images else ", made by the Gemini API (an API key)"),
     ),
 )
+TOOL = ToolDef("gemini-image", ImageInput, image, Effect.CREATES, DOC, output_schema=MEDIA)

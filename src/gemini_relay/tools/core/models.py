@@ -6,11 +6,12 @@ from pathlib import Path
 
 from pydantic import Field
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.errors import BackendUnavailable
 from gemini_relay.format import with_notices
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -59,15 +60,8 @@ async def _agents(deps: Deps, notices: list[str], cwd: Path | None) -> tuple[lis
     return names, ["Agents — pass the name as `agent`:", *(f"- {name}" for name in names)]
 
 
-TOOL = ToolDef(
-    name="gemini-models",
-    toolset=None,
-    description="The model ids the active backend accepts, with aliases and default. No model turn.",
-    input_model=ModelsInput,
-    handler=models,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="List the models the active Gemini backend accepts.",
-    output_schema=out.MODELS,
+DOC = Doc(
+    "The model ids the active backend accepts, with aliases and default. No model turn.",
+    prompt="List the models the active Gemini backend accepts.",
 )
+TOOL = ToolDef("gemini-models", ModelsInput, models, Effect.LOCAL, DOC, output_schema=out.MODELS)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -18,14 +19,8 @@ async def ping(deps: Deps, args: PingInput, call: CallProgress) -> Reply:
     return Reply(args.prompt or "Pong!")
 
 
-TOOL = ToolDef(
-    name="gemini-ping",
-    toolset=None,
-    description="Check the server answers: Pong!, or the prompt echoed.",
-    input_model=PingInput,
-    handler=ping,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Echo test message.",
+DOC = Doc(
+    "Check the server answers: Pong!, or the prompt echoed.",
+    prompt="Echo test message.",
 )
+TOOL = ToolDef("gemini-ping", PingInput, ping, Effect.LOCAL, DOC)

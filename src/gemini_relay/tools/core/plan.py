@@ -5,10 +5,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from gemini_relay.content.plan_prompt import build_plan_prompt
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import images_field, timeout_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import Effort, PathText, ToolInput
 from gemini_relay.tools.common.output_schemas import PLAN_SCHEMA, answer_data
 from gemini_relay.tools.common.progress import CallProgress
@@ -50,14 +51,9 @@ async def plan(deps: Deps, args: PlanInput, call: CallProgress) -> Reply:
     return Reply(text, structured=data, receipts=result.receipts)
 
 
-TOOL = ToolDef(
-    name="gemini-plan",
-    toolset=None,
-    description=("A phased implementation plan from Gemini (dependencies, risks, verification), made read-only."),
-    input_model=PlanInput,
-    handler=plan,
-    read_only=True,
-    prompt_description="Create a detailed implementation blueprint for a task in read-only plan mode.",
-    output_schema=PLAN_SCHEMA,
+DOC = Doc(
+    "A phased implementation plan from Gemini (dependencies, risks, verification), made read-only.",
+    prompt="Create a detailed implementation blueprint for a task in read-only plan mode.",
     when=When(20, "a phased implementation plan (read-only)"),
 )
+TOOL = ToolDef("gemini-plan", PlanInput, plan, Effect.ASKS, DOC, output_schema=PLAN_SCHEMA)

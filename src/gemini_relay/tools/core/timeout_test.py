@@ -5,8 +5,9 @@ from __future__ import annotations
 import anyio
 from pydantic import Field
 
+from gemini_relay.core.vocabulary import Effect
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -32,17 +33,9 @@ async def timeout_test(deps: Deps, args: TimeoutTestInput, call: CallProgress) -
     return Reply("\n".join(results))
 
 
-TOOL = ToolDef(
-    name="gemini-timeout-test",
-    toolset=None,
-    description=(
-        "Test-only: hold a call open for a number of milliseconds to exercise progress and timeout handling. "
-        "Registered only when GEMINI_MCP_TEST_TOOLS is set."
-    ),
-    input_model=TimeoutTestInput,
-    handler=timeout_test,
-    read_only=True,
-    open_world=False,
-    prompt_description="Test the keepalive system with a long operation.",
-    test_only=True,
+DOC = Doc(
+    "Test-only: hold a call open for a number of milliseconds to exercise progress and timeout handling. "
+    "Registered only when GEMINI_MCP_TEST_TOOLS is set.",
+    prompt="Test the keepalive system with a long operation.",
 )
+TOOL = ToolDef("gemini-timeout-test", TimeoutTestInput, timeout_test, Effect.LOCAL_LIVE, DOC, test_only=True)

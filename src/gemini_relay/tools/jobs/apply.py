@@ -7,10 +7,10 @@ from pydantic import Field
 
 from gemini_relay.content.worktree import BRANCH_PATTERN, Worktree
 from gemini_relay.content.worktree_reap import running_in
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.isolation import worktrees
 from gemini_relay.tools.common.progress import CallProgress
@@ -41,17 +41,9 @@ async def apply(deps: Deps, args: WorktreeInput, call: CallProgress) -> Reply:
     return Reply(text)
 
 
-TOOL = ToolDef(
-    name="gemini-apply",
-    toolset=Toolset.JOBS,
-    description=(
-        "Apply an isolated run's patch (isolation 'worktree') to the project's working tree, unstaged: a dry run "
-        "first (git apply --check); on conflict nothing is changed and the conflicting files are named."
-    ),
-    input_model=WorktreeInput,
-    handler=apply,
-    read_only=False,
-    destructive=True,
-    open_world=False,
-    prompt_description="Apply the changes of an isolated Gemini run.",
+DOC = Doc(
+    "Apply an isolated run's patch (isolation 'worktree') to the project's working tree, unstaged: a dry run "
+    "first (git apply --check); on conflict nothing is changed and the conflicting files are named.",
+    prompt="Apply the changes of an isolated Gemini run.",
 )
+TOOL = ToolDef("gemini-apply", WorktreeInput, apply, Effect.WRITES_LOCAL, DOC, toolset=Toolset.JOBS)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import RunState, Toolset
+from gemini_relay.core.vocabulary import Effect, RunState, Toolset
 from gemini_relay.log import logger
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.jobs.manager import job_manager
@@ -38,18 +38,9 @@ async def cancel(deps: Deps, args: CancelJobInput, call: CallProgress) -> Reply:
     return Reply(f"Cancelled job {args.job_id} ({after.state.value} after {after.elapsed:.1f}s).")
 
 
-TOOL = ToolDef(
-    name="gemini-cancel",
-    toolset=Toolset.JOBS,
-    description=(
-        "Stop Gemini runs: with jobId, that job (SIGTERM to its process group, a grace, then SIGKILL); without, every "
-        "run in flight, each of which fails with 'was cancelled by gemini-cancel'."
-    ),
-    input_model=CancelJobInput,
-    handler=cancel,
-    read_only=False,
-    destructive=True,
-    idempotent=True,  # as agy-mcp's agy_cancel: a second cancel of a job changes nothing more
-    open_world=False,
-    prompt_description="Cancel running Gemini calls or one job.",
+DOC = Doc(
+    "Stop Gemini runs: with jobId, that job (SIGTERM to its process group, a grace, then SIGKILL); without, every "
+    "run in flight, each of which fails with 'was cancelled by gemini-cancel'.",
+    prompt="Cancel running Gemini calls or one job.",
 )
+TOOL = ToolDef("gemini-cancel", CancelJobInput, cancel, Effect.STOPS, DOC, toolset=Toolset.JOBS)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.isolation import worktrees
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.jobs.apply import WorktreeInput, idle_worktree
@@ -16,14 +16,8 @@ async def discard(deps: Deps, args: WorktreeInput, call: CallProgress) -> Reply:
     return Reply(f"Removed the worktree and branch `{worktree.branch}`; the project was not touched.")
 
 
-TOOL = ToolDef(
-    name="gemini-discard",
-    toolset=Toolset.JOBS,
-    description="Remove an isolated run's worktree and branch (isolation 'worktree'); the project is not touched.",
-    input_model=WorktreeInput,
-    handler=discard,
-    read_only=False,
-    destructive=True,
-    open_world=False,
-    prompt_description="Drop the worktree of an isolated Gemini run.",
+DOC = Doc(
+    "Remove an isolated run's worktree and branch (isolation 'worktree'); the project is not touched.",
+    prompt="Drop the worktree of an isolated Gemini run.",
 )
+TOOL = ToolDef("gemini-discard", WorktreeInput, discard, Effect.WRITES_LOCAL, DOC, toolset=Toolset.JOBS)

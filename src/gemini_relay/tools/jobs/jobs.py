@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.jobs.manager import job_manager
@@ -39,17 +39,8 @@ async def jobs(deps: Deps, args: JobsInput, call: CallProgress) -> Reply:
     return list_reply(data, args.state)
 
 
-TOOL = ToolDef(
-    name="gemini-jobs",
-    toolset=Toolset.JOBS,
-    description=(
-        "Recent jobs of every server sharing the state dir, newest first, including those whose client went away."
-    ),
-    input_model=JobsInput,
-    handler=jobs,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="List recent Gemini jobs.",
-    output_schema=out.JOB_LIST,
+DOC = Doc(
+    "Recent jobs of every server sharing the state dir, newest first, including those whose client went away.",
+    prompt="List recent Gemini jobs.",
 )
+TOOL = ToolDef("gemini-jobs", JobsInput, jobs, Effect.LOCAL, DOC, toolset=Toolset.JOBS, output_schema=out.JOB_LIST)

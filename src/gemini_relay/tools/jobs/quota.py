@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
-from gemini_relay.core.vocabulary import BackendName, Toolset
+from gemini_relay.core.vocabulary import BackendName, Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -67,19 +67,13 @@ def _markdown(data: dict[str, Any]) -> str:
     return "\n\n".join([head, "\n".join(rows), hint])
 
 
+DOC = Doc(
+    "The backend's remaining quota per group, each with a level (ok, low, critical, exhausted) from its tightest "
+    "window. Spends no model quota. A backend that keeps no quota has no reading.",
+    prompt="Check the remaining Gemini quota.",
+)
 TOOL = ToolDef(
-    name="gemini-quota",
-    toolset=Toolset.JOBS,
-    description=(
-        "The backend's remaining quota per group, each with a level (ok, low, critical, exhausted) from its "
-        "tightest window. Spends no model quota. A backend that keeps no quota has no reading."
-    ),
-    input_model=QuotaInput,
-    handler=quota,
-    read_only=True,
-    idempotent=True,
-    prompt_description="Check the remaining Gemini quota.",
-    output_schema=out.QUOTA_REPORT,
+    "gemini-quota", QuotaInput, quota, Effect.READS, DOC, toolset=Toolset.JOBS, output_schema=out.QUOTA_REPORT
 )
 
 

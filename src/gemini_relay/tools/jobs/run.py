@@ -13,13 +13,13 @@ from gemini_relay.content.changemode import wrap_changemode
 from gemini_relay.content.inline import inline_references
 from gemini_relay.content.review_prompt import length_limit
 from gemini_relay.core.spec import RunSpec
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.jobs import JobOptions, Jobs
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.controls import call_timeout, conversation_to_continue, idempotency_key_field
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import Isolation, PromptOptions
 from gemini_relay.tools.common.isolation import isolate, worktrees
 from gemini_relay.tools.common.progress import CallProgress
@@ -45,12 +45,9 @@ class RunInput(PromptOptions):
         description="A soft length limit in words, given to the model as an instruction (not with jsonSchema).",
     )
 
-    idempotency_key: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        description="Retry-safe key: the same key with the same request returns the existing job instead of a new "
-        "one; the same key with a different request is refused.",
+    idempotency_key: str | None = idempotency_key_field(
+        "Retry-safe key: the same key with the same request returns the existing job instead of a new "
+        "one; the same key with a different request is refused."
     )
     cwd: str | None = Field(
         None,
@@ -165,7 +162,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
             data = (await runner.collect(record.run_id)).to_json()
             if notices:
                 data["notices"] = [*notices, *data.get("notices", [])]
-            return await collected_reply(deps, with_quota(deps, data))
+            return await collected_reply(deps, data)
     else:  # agy names the conversation ~1 s in; an inline wait takes it from the status it polls anyway
         status = await runner.wait(
             record.run_id, CONVERSATION_ID_WAIT, until=lambda s: s.conversation_id is not None or s.state.terminal
@@ -190,21 +187,21 @@ async def _isolated_cwd(deps: Deps, runner: Jobs, args: RunInput, cwd: Path, str
     return (await isolate(deps, cwd, {"changeMode": args.change_mode, "jsonSchema": structured})).cwd
 
 
-TOOL = ToolDef(
-    name="gemini-run",
-    toolset=Toolset.JOBS,
-    description=(
-        "Start a Gemini run as a durable job and answer at once with its jobId (and the conversationId when the "
-        "backend names it within ~2 s). The job survives client timeouts, this server exiting and crashes; collect "
-        "it with gemini-wait or gemini-status, or pass `wait` to wait for it inline. Takes every gemini-ask option "
-        "plus idempotencyKey, priority and wait."
-    ),
-    input_model=RunInput,
-    handler=run,
-    read_only=False,
-    destructive=True,
-    prompt_description="Start a long Gemini run in the background.",
-    output_schema=out.JOB_STARTED,
+DOC = Doc(
+    "Start a Gemini run as a durable job and answer at once with its jobId (and the conversationId when the "
+    "backend names it within ~2 s). The job survives client timeouts, this server exiting and crashes; collect "
+    "it with gemini-wait or gemini-status, or pass `wait` to wait for it inline. Takes every gemini-ask option "
+    "plus idempotencyKey, priority and wait.",
+    prompt="Start a long Gemini run in the background.",
     when=When(80, "long work in the background: it answers at once with a job_id"),
+)
+TOOL = ToolDef(
+    "gemini-run",
+    RunInput,
+    run,
+    Effect.WRITES,
+    DOC,
+    toolset=Toolset.JOBS,
+    output_schema=out.JOB_STARTED,
     answers_at_once=True,
 )

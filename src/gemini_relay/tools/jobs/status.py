@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.jobs.collected import collected_reply
-from gemini_relay.tools.jobs.manager import job_manager
-from gemini_relay.tools.jobs.quota import with_quota
+from gemini_relay.tools.jobs.collected import job_reply
 
 
 class StatusInput(ToolInput):
@@ -20,26 +18,16 @@ class StatusInput(ToolInput):
 
 
 async def status(deps: Deps, args: StatusInput, call: CallProgress) -> Reply:
-    result = await job_manager(deps).collect(args.job_id)
-    data = result.to_json()
-    if not result.state.terminal:
-        data["next"] = f'Still {result.state.value}: gemini-wait {{"jobId": "{args.job_id}"}} blocks until it ends.'
-    return await collected_reply(deps, with_quota(deps, data))
+    hint = f'gemini-wait {{"jobId": "{args.job_id}"}} blocks until it ends.'
+    return await job_reply(deps, args.job_id, lambda state: {"next": f"Still {state.value}: {hint}"})
 
 
+DOC = Doc(
+    "A job's state (queued, starting, running, done, failed, cancelled), elapsed time, and when finished its "
+    "result, error, failure_reason, partial flag, recovery note, retryable, error_id, conversationId, model, "
+    "usage and turns. Never blocks.",
+    prompt="Check a Gemini job.",
+)
 TOOL = ToolDef(
-    name="gemini-status",
-    toolset=Toolset.JOBS,
-    description=(
-        "A job's state (queued, starting, running, done, failed, cancelled), elapsed time, and when finished its "
-        "result, error, failure_reason, partial flag, recovery note, retryable, error_id, conversationId, model, "
-        "usage and turns. Never blocks."
-    ),
-    input_model=StatusInput,
-    handler=status,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Check a Gemini job.",
-    output_schema=out.JOB_STATUS,
+    "gemini-status", StatusInput, status, Effect.LOCAL, DOC, toolset=Toolset.JOBS, output_schema=out.JOB_STATUS
 )

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.progress import CallProgress
-from gemini_relay.tools.jobs.collected import collected_reply
+from gemini_relay.tools.jobs.collected import job_reply
 from gemini_relay.tools.jobs.manager import job_manager
-from gemini_relay.tools.jobs.quota import with_quota
 from gemini_relay.tools.jobs.status import StatusInput
 
 # gemini-status is registered wherever gemini-wait is (the jobs and the media toolset).
@@ -36,26 +35,15 @@ async def wait(deps: Deps, args: WaitInput, call: CallProgress) -> Reply:
         call.output = tail
 
     await runner.wait(args.job_id, limit, on_tail=on_tail)
-    result = await runner.collect(args.job_id)
-    data = result.to_json()
-    if not result.state.terminal:
-        data["note"] = f"Still {result.state.value} after {limit:g}s; call gemini-wait again."
-    return await collected_reply(deps, with_quota(deps, data))
+    return await job_reply(
+        deps, args.job_id, lambda state: {"note": f"Still {state.value} after {limit:g}s; call gemini-wait again."}
+    )
 
 
-TOOL = ToolDef(
-    name="gemini-wait",
-    toolset=Toolset.JOBS,
-    description=(
-        "Block until a job finishes or `wait` seconds pass (default and cap 90 s, below common client timeouts), "
-        "sending progress meanwhile; returns the same fields as gemini-status."
-    ),
-    input_model=WaitInput,
-    handler=wait,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Wait for a Gemini job to finish.",
-    output_schema=out.JOB_STATUS,
+DOC = Doc(
+    "Block until a job finishes or `wait` seconds pass (default and cap 90 s, below common client timeouts), "
+    "sending progress meanwhile; returns the same fields as gemini-status.",
+    prompt="Wait for a Gemini job to finish.",
     note=_COLLECT,
 )
+TOOL = ToolDef("gemini-wait", WaitInput, wait, Effect.LOCAL, DOC, toolset=Toolset.JOBS, output_schema=out.JOB_STATUS)

@@ -8,11 +8,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from gemini_relay.backends.asking import AskOutcome, Option, Question, current_asker
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import media_refs
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import PathText, ToolInput
 from gemini_relay.tools.common.media_config import MediaConfig
 from gemini_relay.tools.common.media_inputs import Url
@@ -126,16 +126,9 @@ def _file_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join([*lines, "", f"{len(rows)} file(s). Pass one as imagesFileUris, or delete it (confirm: true)."])
 
 
-TOOL = ToolDef(
-    name="gemini-files",
-    toolset=Toolset.MEDIA,
-    description=(
-        "The Gemini Files API: upload a reference once (from path, url or dataBase64) and get a reusable files/<id> "
-        "(kept ~48 h); list uploads; delete one (confirm: true required)."
-    ),
-    input_model=FilesInput,
-    handler=files,
-    read_only=False,
-    destructive=True,
-    prompt_description="Upload, list or delete Gemini Files API uploads.",
+DOC = Doc(
+    "The Gemini Files API: upload a reference once (from path, url or dataBase64) and get a reusable files/<id> "
+    "(kept ~48 h); list uploads; delete one (confirm: true required).",
+    prompt="Upload, list or delete Gemini Files API uploads.",
 )
+TOOL = ToolDef("gemini-files", FilesInput, files, Effect.WRITES, DOC, toolset=Toolset.MEDIA)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.media_generate import AS_A_JOB, image_job
 from gemini_relay.tools.common.media_inputs import ImageOptions
 from gemini_relay.tools.common.progress import CallProgress
@@ -22,16 +22,10 @@ async def image_edit(deps: Deps, args: ImageEditInput, call: CallProgress) -> Re
     return await image_job(deps, call, args, "edit" if has_refs else "image", args.prompt, count=args.count)
 
 
-TOOL = ToolDef(
-    name="gemini-image-edit",
-    toolset=Toolset.MEDIA,
-    description=(
-        "Edit an image or compose several with a text instruction (Gemini API image models); without reference "
-        "images it generates from the prompt. References: images (local paths), imagesFileUris, imagesUrl, and "
-        "imagesBase64 last. For a series of edits use gemini-image-interact." + AS_A_JOB
-    ),
-    input_model=ImageEditInput,
-    handler=image_edit,
-    read_only=False,
-    prompt_description="Edit or compose images with Gemini.",
+DOC = Doc(
+    "Edit an image or compose several with a text instruction (Gemini API image models); without reference "
+    "images it generates from the prompt. References: images (local paths), imagesFileUris, imagesUrl, and "
+    "imagesBase64 last. For a series of edits use gemini-image-interact." + AS_A_JOB,
+    prompt="Edit or compose images with Gemini.",
 )
+TOOL = ToolDef("gemini-image-edit", ImageEditInput, image_edit, Effect.CREATES, DOC, toolset=Toolset.MEDIA)

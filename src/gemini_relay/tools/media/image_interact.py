@@ -7,10 +7,10 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from gemini_relay.core.spec import MediaRequest
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.media_config import MediaConfig
 from gemini_relay.tools.common.media_generate import AS_A_JOB, controls, media_spec, references
 from gemini_relay.tools.common.media_inputs import ImageOptions
@@ -70,16 +70,10 @@ async def image_interact(deps: Deps, args: ImageInteractInput, call: CallProgres
     return reply
 
 
-TOOL = ToolDef(
-    name="gemini-image-interact",
-    toolset=Toolset.MEDIA,
-    description=(
-        "Iterative image refinement through the Interactions API: chain a turn with previousInteractionId or "
-        "continueLast (resumed from the newest <image>.json sidecar, even after a restart). A chained 404 is "
-        "waited out (GEMINI_CHAIN_RETRY_MS), then re-anchored on that turn's image." + AS_A_JOB
-    ),
-    input_model=ImageInteractInput,
-    handler=image_interact,
-    read_only=False,
-    prompt_description="Refine an image over several turns with Gemini.",
+DOC = Doc(
+    "Iterative image refinement through the Interactions API: chain a turn with previousInteractionId or "
+    "continueLast (resumed from the newest <image>.json sidecar, even after a restart). A chained 404 is "
+    "waited out (GEMINI_CHAIN_RETRY_MS), then re-anchored on that turn's image." + AS_A_JOB,
+    prompt="Refine an image over several turns with Gemini.",
 )
+TOOL = ToolDef("gemini-image-interact", ImageInteractInput, image_interact, Effect.CREATES, DOC, toolset=Toolset.MEDIA)

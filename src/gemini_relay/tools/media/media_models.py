@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import EmptyInput
 from gemini_relay.tools.common.media_config import MediaConfig
 from gemini_relay.tools.common.progress import CallProgress
@@ -38,14 +38,8 @@ async def media_models(deps: Deps, args: EmptyInput, call: CallProgress) -> Repl
     return Reply(media_models_text(MediaConfig.from_settings(deps.settings)))
 
 
-TOOL = ToolDef(
-    name="gemini-media-models",
-    toolset=Toolset.MEDIA,
-    description="List the image, video and music models the media tools accept, and the defaults. No model turn.",
-    input_model=EmptyInput,
-    handler=media_models,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="List the Gemini media models.",
+DOC = Doc(
+    "List the image, video and music models the media tools accept, and the defaults. No model turn.",
+    prompt="List the Gemini media models.",
 )
+TOOL = ToolDef("gemini-media-models", EmptyInput, media_models, Effect.LOCAL, DOC, toolset=Toolset.MEDIA)

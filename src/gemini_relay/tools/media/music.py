@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.media_generate import AS_A_JOB, media_job
 from gemini_relay.tools.common.media_inputs import ReferencesInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -22,12 +22,8 @@ async def music(deps: Deps, args: MusicInput, call: CallProgress) -> Reply:
     return await media_job(deps, call, args, args.prompt, "music", model=args.model, inline=args.inline)
 
 
-TOOL = ToolDef(
-    name="gemini-music",
-    toolset=Toolset.MEDIA,
-    description="Generate music with Lyria (lyria-3-clip-preview, ~30 s, by default); written as MP3." + AS_A_JOB,
-    input_model=MusicInput,
-    handler=music,
-    read_only=False,
-    prompt_description="Generate music with Lyria.",
+DOC = Doc(
+    "Generate music with Lyria (lyria-3-clip-preview, ~30 s, by default); written as MP3." + AS_A_JOB,
+    prompt="Generate music with Lyria.",
 )
+TOOL = ToolDef("gemini-music", MusicInput, music, Effect.CREATES, DOC, toolset=Toolset.MEDIA)

@@ -6,11 +6,11 @@ from typing import Any
 
 from gemini_relay.content.rate_card import Usage as CostUsage
 from gemini_relay.content.rate_card import estimate_cost, load_rate_card
-from gemini_relay.core.vocabulary import RunState, Toolset
+from gemini_relay.core.vocabulary import Effect, RunState, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 
@@ -103,20 +103,14 @@ def _markdown(data: dict[str, Any]) -> str:
     return "\n\n".join([*parts, data["note"]])
 
 
+DOC = Doc(
+    "Token usage of this server's Gemini API calls so far, with an estimated USD cost priced per call against "
+    "its own model from a dated rate card (GEMINI_RATE_CARD overrides it). Call before and after a workflow "
+    "and subtract.",
+    prompt="Show Gemini token usage and estimated cost.",
+)
 TOOL = ToolDef(
-    name="gemini-usage",
-    toolset=Toolset.MEDIA,
-    description=(
-        "Token usage of this server's Gemini API calls so far, with an estimated USD cost priced per call against "
-        "its own model from a dated rate card (GEMINI_RATE_CARD overrides it). Call before and after a workflow "
-        "and subtract."
-    ),
-    input_model=UsageInput,
-    handler=usage,
-    read_only=True,
-    open_world=False,
-    prompt_description="Show Gemini token usage and estimated cost.",
-    output_schema=out.USAGE_REPORT,
+    "gemini-usage", UsageInput, usage, Effect.LOCAL_LIVE, DOC, toolset=Toolset.MEDIA, output_schema=out.USAGE_REPORT
 )
 
 

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.media_generate import AS_A_JOB, media_job
 from gemini_relay.tools.common.media_inputs import ReferencesInput
 from gemini_relay.tools.common.progress import CallProgress
@@ -38,15 +38,9 @@ async def video(deps: Deps, args: VideoInput, call: CallProgress) -> Reply:
     )
 
 
-TOOL = ToolDef(
-    name="gemini-video",
-    toolset=Toolset.MEDIA,
-    description=(
-        "Generate a short video with Veo (text to video, or image to video from the first reference); written as "
-        "MP4. Takes minutes: prefer async or maxWaitMs." + AS_A_JOB
-    ),
-    input_model=VideoInput,
-    handler=video,
-    read_only=False,
-    prompt_description="Generate a video with Veo.",
+DOC = Doc(
+    "Generate a short video with Veo (text to video, or image to video from the first reference); written as "
+    "MP4. Takes minutes: prefer async or maxWaitMs." + AS_A_JOB,
+    prompt="Generate a video with Veo.",
 )
+TOOL = ToolDef("gemini-video", VideoInput, video, Effect.CREATES, DOC, toolset=Toolset.MEDIA)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from gemini_relay.content.diff_assessment import assess_changes
 from gemini_relay.content.git_diff import GitError, changes_and_untracked, diff_spec, git_env
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.log import logger
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
-from gemini_relay.tools.common.definition import ToolDef
+from gemini_relay.tools.common.definition import Doc, ToolDef
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.review.review_inputs import DiffInput
 
@@ -29,20 +29,13 @@ async def assess(deps: Deps, args: AssessInput, call: CallProgress) -> Reply:
     return Reply(assessment.render(), data, structured=data)
 
 
+DOC = Doc(
+    "Size up a diff before reviewing it, in well under a second and without a model call: runs git locally and "
+    "returns the diff stats, changed files, complexity (trivial/moderate/complex), kind (empty/code/mixed/"
+    "non-code/generated), guidance, and each gemini-review depth with its estimated wall time. Uncommitted "
+    "work by default, or base...HEAD.",
+    prompt="Assess a git diff and recommend a review depth.",
+)
 TOOL = ToolDef(
-    name="gemini-assess",
-    toolset=Toolset.REVIEW,
-    description=(
-        "Size up a diff before reviewing it, in well under a second and without a model call: runs git locally and "
-        "returns the diff stats, changed files, complexity (trivial/moderate/complex), kind (empty/code/mixed/"
-        "non-code/generated), guidance, and each gemini-review depth with its estimated wall time. Uncommitted "
-        "work by default, or base...HEAD."
-    ),
-    input_model=AssessInput,
-    handler=assess,
-    read_only=True,
-    idempotent=True,
-    open_world=False,
-    prompt_description="Assess a git diff and recommend a review depth.",
-    output_schema=out.ASSESSMENT,
+    "gemini-assess", AssessInput, assess, Effect.LOCAL, DOC, toolset=Toolset.REVIEW, output_schema=out.ASSESSMENT
 )

@@ -28,13 +28,13 @@ from gemini_relay.content.consensus_rounds import (
 )
 from gemini_relay.content.rate_card import load_rate_card
 from gemini_relay.core.tokens import TokenCount, TokenMethod, estimated
-from gemini_relay.core.vocabulary import BackendName, Toolset
+from gemini_relay.core.vocabulary import BackendName, Effect, Toolset
 from gemini_relay.errors import BackendUnavailable, ConfigError, InputError, RunFailed
 from gemini_relay.jobs import RunRecord
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.context_pack import model_id
-from gemini_relay.tools.common.controls import call_timeout, timeout_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.controls import call_timeout, idempotency_key_field, timeout_field
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.review.consensus_panel import Panel, answers, job_options, run_spec, synthesise
@@ -94,11 +94,8 @@ class ConsensusInput(ToolInput):
         description="Answer at once with the jobs and an idempotencyKey; call again with the same arguments and "
         "key to collect (nothing is billed again). The model jobs run on even if this server exits.",
     )
-    idempotency_key: str | None = Field(
-        None,
-        min_length=1,
-        max_length=200,
-        description="Retry-safe key: the same key and question return the recorded answers instead of billing again.",
+    idempotency_key: str | None = idempotency_key_field(
+        "Retry-safe key: the same key and question return the recorded answers instead of billing again."
     )
 
 
@@ -216,20 +213,15 @@ def _started(members: list[Member], records: list[RunRecord], key: str) -> dict[
     }
 
 
-TOOL = ToolDef(
-    name="gemini-consensus",
-    toolset=Toolset.REVIEW,
-    description=(
-        "Ask several models one question, each answering independently (default: the pro and flash tiers; any "
-        "list, each with an optional stance for / against / neutral); one synthesis lists the findings tagged by "
-        "which models raised them (all or some) and keeps their disagreements apart; review: true adds severities "
-        "and a verdict (ship / fix_first / redesign). A model that fails is reported and replaced from the fallback "
-        "chain. dryRun prices the prompts; async and idempotencyKey make it a durable job. Read-only."
-    ),
-    input_model=ConsensusInput,
-    handler=consensus,
-    read_only=True,
-    prompt_description="Ask several Gemini models and synthesise their answers.",
-    output_schema=CONSENSUS,
+DOC = Doc(
+    "Ask several models one question, each answering independently (default: the pro and flash tiers; any "
+    "list, each with an optional stance for / against / neutral); one synthesis lists the findings tagged by "
+    "which models raised them (all or some) and keeps their disagreements apart; review: true adds severities "
+    "and a verdict (ship / fix_first / redesign). A model that fails is reported and replaced from the fallback "
+    "chain. dryRun prices the prompts; async and idempotencyKey make it a durable job. Read-only.",
+    prompt="Ask several Gemini models and synthesise their answers.",
     when=When(75, "a decision or review that matters: independent answers, findings tagged by who raised them"),
+)
+TOOL = ToolDef(
+    "gemini-consensus", ConsensusInput, consensus, Effect.ASKS, DOC, toolset=Toolset.REVIEW, output_schema=CONSENSUS
 )

@@ -20,12 +20,12 @@ from gemini_relay.content.review_prompt import (
     strip_preamble,
     timeout_hint,
 )
-from gemini_relay.core.vocabulary import FailureReason, Toolset
+from gemini_relay.core.vocabulary import Effect, FailureReason, Toolset
 from gemini_relay.errors import RunFailed, RunTimedOut
 from gemini_relay.format import gemini_reply, with_notices
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import call_timeout, timeout_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.prompt_run import PromptRequest, paginate, run_prompt
@@ -141,10 +141,8 @@ def _title(depth: ReviewDepth, spec: DiffSpec, stat: DiffStat, *, partial: bool 
     return f"Gemini review ({depth}{', partial' if partial else ''}; {spec.describe()}; {size}):\n"
 
 
-TOOL = ToolDef(
-    name="gemini-review",
-    toolset=Toolset.REVIEW,
-    description=lambda upstream: (
+DOC = Doc(
+    lambda upstream: (
         "Code review of a git diff by Gemini, read-only, at a chosen depth: 'scan' (the diff only, ~30 s), "
         + (
             "'focused' (the diff plus the changed files), 'deep' (agentic: follows imports and tests, reads "
@@ -155,10 +153,9 @@ TOOL = ToolDef(
         + ". Timeouts scale with depth and changed files; a timed-out review returns its partial findings. "
         "Uncommitted work by default, or base...HEAD. Use gemini-assess first to pick a depth."
     ),
-    input_model=ReviewInput,
-    handler=review,
-    read_only=True,
-    prompt_description="Review uncommitted changes or a branch diff with Gemini.",
-    output_schema=TEXT_ANSWER,
+    prompt="Review uncommitted changes or a branch diff with Gemini.",
     when=When(50, "a review of the uncommitted diff or base...HEAD; gemini-assess first sizes it, no model call"),
+)
+TOOL = ToolDef(
+    "gemini-review", ReviewInput, review, Effect.ASKS, DOC, toolset=Toolset.REVIEW, output_schema=TEXT_ANSWER
 )

@@ -7,11 +7,11 @@ from dataclasses import replace
 from pydantic import Field
 
 from gemini_relay.content.search_prompt import build_search_prompt, source_urls
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.format import gemini_reply
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import ToolInput
 from gemini_relay.tools.common.output_schemas import TEXT_ANSWER
 from gemini_relay.tools.common.progress import CallProgress
@@ -58,16 +58,13 @@ async def search(deps: Deps, args: SearchInput, call: CallProgress) -> Reply:
     return replace(reply, receipts=result.receipts)
 
 
-TOOL = ToolDef(
-    name="gemini-search",
-    toolset=Toolset.REVIEW,
-    description=lambda upstream: (
+DOC = Doc(
+    lambda upstream: (
         f"Answer a question from a live web search ({upstream.web_search}), with the source URLs listed. Read-only."
     ),
-    input_model=SearchInput,
-    handler=search,
-    read_only=True,
-    prompt_description="Research a question on the web with Gemini and cite the sources.",
-    output_schema=TEXT_ANSWER,
+    prompt="Research a question on the web with Gemini and cite the sources.",
     when=When(60, "an answer from a live web search, with its sources"),
+)
+TOOL = ToolDef(
+    "gemini-search", SearchInput, search, Effect.ASKS, DOC, toolset=Toolset.REVIEW, output_schema=TEXT_ANSWER
 )

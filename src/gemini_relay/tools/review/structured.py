@@ -10,12 +10,12 @@ from pydantic import Field
 
 from gemini_relay.content.json_schema import MAX_SCHEMA_BYTES, load_schema
 from gemini_relay.content.search_prompt import build_structured_prompt
-from gemini_relay.core.vocabulary import Toolset
+from gemini_relay.core.vocabulary import Effect, Toolset
 from gemini_relay.errors import InputError
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
 from gemini_relay.tools.common.controls import timeout_field
-from gemini_relay.tools.common.definition import ToolDef, When
+from gemini_relay.tools.common.definition import Doc, ToolDef, When
 from gemini_relay.tools.common.inputs import PathText, ToolInput
 from gemini_relay.tools.common.progress import CallProgress
 from gemini_relay.tools.common.prompt_run import PromptRequest
@@ -93,18 +93,19 @@ def _checked_file(root: Path, raw: str, where: str) -> str:
     return os.path.relpath(real, real_root).replace(os.sep, "/")
 
 
-TOOL = ToolDef(
-    name="gemini-structured",
-    toolset=Toolset.REVIEW,
-    description=(
-        "Get JSON that satisfies a JSON Schema: the schema is checked first, the answer is validated (formats "
-        "included), one repair turn fixes an invalid answer, and a still-invalid answer is an error listing the "
-        "problems. Optional text files go along. Read-only; the reply is the JSON alone."
-    ),
-    input_model=StructuredInput,
-    handler=structured,
-    read_only=True,
-    prompt_description="Generate JSON that validates against a schema.",
-    output_schema=out.STRUCTURED,
+DOC = Doc(
+    "Get JSON that satisfies a JSON Schema: the schema is checked first, the answer is validated (formats "
+    "included), one repair turn fixes an invalid answer, and a still-invalid answer is an error listing the "
+    "problems. Optional text files go along. Read-only; the reply is the JSON alone.",
+    prompt="Generate JSON that validates against a schema.",
     when=When(70, "JSON validated against your schema"),
+)
+TOOL = ToolDef(
+    "gemini-structured",
+    StructuredInput,
+    structured,
+    Effect.ASKS,
+    DOC,
+    toolset=Toolset.REVIEW,
+    output_schema=out.STRUCTURED,
 )
