@@ -22,6 +22,11 @@ class FailureKind(StrEnum):
     CANCELLED = "cancelled"
 
 
+# What a failure carries of its exception, the same in both directions (the kind, message and reason travel by
+# construction): one list, so a field added to RunFailed is added to the crossing once.
+_CARRIED = ("recovery", "retryable", "error_id", "http_status")
+
+
 @dataclass(frozen=True)
 class Failure:
     kind: FailureKind
@@ -41,16 +46,8 @@ class Failure:
             kind = FailureKind.CANCELLED
         elif isinstance(exc, RunTimedOut):
             kind, seconds = FailureKind.TIMED_OUT, exc.seconds
-        return cls(
-            kind=kind,
-            message=exc.message,
-            reason=exc.reason,
-            recovery=exc.recovery,
-            retryable=exc.retryable,
-            error_id=exc.error_id,
-            http_status=exc.http_status,
-            timeout_seconds=seconds,
-        )
+        carried = {name: getattr(exc, name) for name in _CARRIED}
+        return cls(kind=kind, message=exc.message, reason=exc.reason, timeout_seconds=seconds, **carried)
 
     def to_error(self, partial_text: str = "") -> RunFailed:
         """The exception this failure was, rebuilt with the same type and data."""
@@ -61,8 +58,8 @@ class Failure:
             error = RunTimedOut("", self.timeout_seconds or 0.0, partial_text=partial_text, message=self.message)
         else:
             error = RunFailed(self.message, reason=self.reason, partial_text=partial_text)
-        error.recovery, error.retryable, error.error_id = self.recovery, self.retryable, self.error_id
-        error.http_status = self.http_status
+        for name in _CARRIED:
+            setattr(error, name, getattr(self, name))
         return error
 
 
