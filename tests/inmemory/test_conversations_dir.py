@@ -25,3 +25,13 @@ async def test_dir_lists_only_the_conversations_that_ran_in_that_directory(relay
     rows = (in_sub.structured_content or {})["conversations"]
     assert [r["cwd"] for r in rows] == [str((relay.project / "sub").resolve())], text_of(in_sub)
     assert (nowhere.structured_content or {})["conversations"] == []
+
+
+@pytest.mark.parametrize("raw", ["~no-such-user-here/x", "a\ud92e\udc42b"], ids=["unknown ~user", "lone surrogate"])
+async def test_a_dir_no_path_can_name_is_refused_naming_the_field_not_an_internal_error(
+    relay: InMemory, raw: str
+) -> None:
+    async with relay.client() as client:
+        answer = await client.call_tool("gemini-conversations", {"dir": raw})
+    assert answer.is_error
+    assert "Invalid arguments for gemini-conversations: dir:" in text_of(answer), text_of(answer)

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from gemini_relay.backends.capabilities import Conversation
 from gemini_relay.core.vocabulary import Effect
+from gemini_relay.errors import InputError
 from gemini_relay.format import with_notices
 from gemini_relay.tools.common import output_schemas as out
 from gemini_relay.tools.common.context import Deps, Reply
@@ -34,6 +35,10 @@ async def conversations(deps: Deps, args: ConversationsInput, call: CallProgress
         rows = await lister.conversation_rows(args.limit)
     else:
         wanted = _canonical(deps.settings.project_root, args.dir)
+        if wanted is None:
+            raise InputError(
+                "not a path this machine can name (an unknown ~user, or a character no path holds)", field="dir"
+            )
         rows = await lister.conversation_rows(SCAN_LIMIT)
         kept = [c for c in rows.conversations if c.cwd and _canonical(deps.settings.project_root, c.cwd) == wanted]
         rows = replace(rows, conversations=kept[: args.limit])
@@ -50,9 +55,13 @@ async def conversations(deps: Deps, args: ConversationsInput, call: CallProgress
     return Reply(with_notices(rows.notices, _table(rows.conversations)), structured=data)
 
 
-def _canonical(root: Path, raw: str) -> str:
-    """Seed 001's dir filter: made absolute, with best-effort symlink resolution (a gone directory still matches)."""
-    return os.path.realpath(root / Path(raw).expanduser())
+def _canonical(root: Path, raw: str) -> str | None:
+    """Seed 001's dir filter: made absolute, with best-effort symlink resolution (a gone directory still matches);
+    None for what no path can be (`~someone` unknown here, a lone surrogate), which `dir` refuses and a row skips."""
+    try:
+        return os.path.realpath(root / Path(raw).expanduser())
+    except (RuntimeError, ValueError):  # expanduser's unknown user; UnicodeEncodeError is a ValueError
+        return None
 
 
 def _table(found: list[Conversation]) -> str:
