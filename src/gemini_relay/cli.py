@@ -134,7 +134,7 @@ def _serve_stdio() -> int:
 
 def _prewarm_early(settings: Settings) -> None:
     """The relay host boots the warm CLI while this process is still importing the SDK (jobs/host_connection.py)."""
-    from gemini_relay.jobs.host_connection import prewarm_early
+    from gemini_relay.jobs.host_prewarm import prewarm_early
 
     prewarm_early(settings)
 

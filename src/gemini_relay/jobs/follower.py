@@ -27,7 +27,8 @@ from gemini_relay.jobs.engine.active import ActiveRuns
 from gemini_relay.jobs.engine.engine import checked_record
 from gemini_relay.jobs.engine.record import RunRecord
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.host_connection import LOST, HostConnection, prewarm_message
+from gemini_relay.jobs.host_connection import LOST, HostConnection
+from gemini_relay.jobs.host_prewarm import prewarm_message
 from gemini_relay.jobs.protocol import (
     Channel,
     HostLost,

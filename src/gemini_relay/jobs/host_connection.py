@@ -25,7 +25,7 @@ from anyio.abc import SocketAttribute, SocketStream
 
 from gemini_relay import __version__
 from gemini_relay.config import Settings
-from gemini_relay.errors import BackendUnavailable, RelayError
+from gemini_relay.errors import BackendUnavailable
 from gemini_relay.jobs.protocol import (
     MAX_LINE,
     PROTOCOL,
@@ -378,23 +378,6 @@ class HostConnection:
             await channel.aclose()
 
 
-def prewarm_message(settings: Settings) -> dict[str, Any]:
-    """Have the host boot the warm processes of a server with these settings (it answers at once)."""
-    return {"op": "prewarm", "env": dict(settings.env), "cwd": str(settings.project_root)}
-
-
-def prewarm_early(settings: Settings) -> None:
-    """Start the shared host (if need be) and have it boot this server's warm CLI now. The stdio front calls this
-    in a thread of its own as the process starts: the CLI's boot (~1.5 s) then runs beside the SDK's import (~1 s)
-    instead of after it, and a first call that comes at once finds the CLI (nearly) ready. Best effort: the server's
-    own warm-up asks again, and a first call reports any failure properly."""
-    client = HostConnection(settings)
-    try:
-        client.request(prewarm_message(settings))
-    except (OSError, ValueError, HostMismatch, RelayError) as exc:
-        logger.info("Early relay host prewarm skipped: %s", exc)
-
-
 LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError,
          ValueError)  # fmt: skip
 
@@ -420,4 +403,4 @@ def _read(stream: Any) -> dict[str, Any]:
     return data  # pyright: ignore[reportUnknownVariableType]
 
 
-__all__ = ["LOST", "HostConnection", "HostMismatch", "prewarm_early", "prewarm_message"]
+__all__ = ["LOST", "HostConnection", "HostMismatch"]

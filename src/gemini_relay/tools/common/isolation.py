@@ -49,7 +49,7 @@ async def run_isolated(
     try:
         result = await run_prompt(deps, call, request)
         return result, await worktrees(deps).changes(worktree, limit=PATCH_IN_ANSWER)
-    except BaseException:
+    except BaseException:  # cleanup, re-raised: a failed or cancelled run leaves no worktree
         with anyio.CancelScope(shield=True):
             await worktrees(deps).discard(worktree)
         raise

@@ -136,7 +136,7 @@ async def run(deps: Deps, args: RunInput, call: CallProgress) -> Reply:
         with without_caller():  # the job outlives this call: its questions are answered by its policy
             options = JobOptions(args.priority, args.idempotency_key)
             record = await deps.runs.register(spec, selection.backend, options)
-    except BaseException:
+    except BaseException:  # cleanup, re-raised: a worktree no job will run in is removed
         if (made := worktrees(deps).containing(cwd)) is not None and not retried:
             with anyio.CancelScope(shield=True):
                 await worktrees(deps).discard(made)  # no job will ever run in it
