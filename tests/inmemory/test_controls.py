@@ -44,14 +44,17 @@ async def test_without_timeout_seconds_a_run_gets_the_servers_maximum(relay: InM
 
 
 @pytest.mark.parametrize("tool", [*sorted(RUN_TOOLS), "gemini-review", "gemini-run"])
-async def test_timeout_seconds_above_the_servers_maximum_is_refused_before_anything_runs(
+async def test_timeout_seconds_above_the_servers_maximum_is_refused_as_an_invalid_argument_before_anything_runs(
     relay: InMemory, tool: str
 ) -> None:
     args = RUN_TOOLS.get(tool, {"prompt": "go"} if tool == "gemini-run" else {})
     async with relay.client(GEMINI_MCP_TIMEOUT="1", GEMINI_RELAY_TOOLSETS=ALL) as client:
         result = await client.call_tool(tool, {**args, "timeoutSeconds": 61})
     assert result.is_error
-    assert "timeoutSeconds 61 is above this server's maximum of 60 seconds (GEMINI_MCP_TIMEOUT" in text_of(result)
+    assert text_of(result).startswith(
+        f"Error executing {tool}: Invalid arguments for {tool}: timeoutSeconds: 61 is above this server's maximum of "
+        "60 seconds (GEMINI_MCP_TIMEOUT"
+    ), text_of(result)
     assert relay.backend.specs == []
 
 

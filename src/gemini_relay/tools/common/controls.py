@@ -57,11 +57,13 @@ def schema_with_limits(schema: dict[str, Any], max_timeout: float) -> dict[str, 
 
 
 def call_timeout(requested: float | None, max_timeout: float) -> float | None:
-    """The call's deadline in seconds (None: the server's maximum); InputError above that maximum."""
+    """The call's deadline in seconds (None: the server's maximum); above that maximum, a refusal of the field in
+    the same `Invalid arguments for <tool>: timeoutSeconds: …` shape as a schema violation (the schema's `maximum`)."""
     if requested is not None and requested > max_timeout:
         raise InputError(
-            f"{TIMEOUT_FIELD} {_number(requested)} is above this server's maximum of {_number(max_timeout)} seconds "
-            "(GEMINI_MCP_TIMEOUT, in minutes). Give a smaller value or leave it unset."
+            f"{_number(requested)} is above this server's maximum of {_number(max_timeout)} seconds "
+            "(GEMINI_MCP_TIMEOUT, in minutes). Give a smaller value or leave it unset.",
+            field=TIMEOUT_FIELD,
         )
     return requested
 
