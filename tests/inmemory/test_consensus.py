@@ -221,3 +221,15 @@ async def test_timeout_seconds_is_each_call_s_deadline_and_above_the_server_s_ma
             )
         )
     assert [s.timeout_seconds for s in relay.backend.specs] == [42, 42, 42]  # both answers and the synthesis
+
+
+async def test_a_synthesis_model_no_backend_could_run_is_refused_naming_the_field_before_any_job(
+    relay: InMemory,
+) -> None:
+    async with relay.client(**REVIEW) as client:
+        refused = await client.call_tool("gemini-consensus", {"prompt": QUESTION, "synthesisModel": "%bad\u0001id"})
+    assert refused.is_error
+    assert text_of(refused).startswith(
+        "Error executing gemini-consensus: Invalid arguments for gemini-consensus: synthesisModel: must be a model id"
+    ), text_of(refused)
+    assert relay.backend.specs == []  # no panel answer ran (and was billed) before the refusal

@@ -173,6 +173,7 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
         spec = run_spec(deps, call, prompts[member.stance], member.model, timeout)
         check_spec(spec)
         deps.runs.backend(member.backend).check(spec)
+    _check_synthesis_model(deps, call, panel, [*members, *chain], prompts)
     # Registered one after another, in panel order: a resumed task re-registers its jobs in that order.
     records: list[RunRecord] = []
     for n, (member, spec) in enumerate(zip(members, specs, strict=True), 1):
@@ -185,6 +186,25 @@ async def consensus(deps: Deps, args: ConsensusInput, call: CallProgress) -> Rep
         return Reply(started_text(data), data, structured=data)
     data, receipts = await synthesise(deps, call, panel, await answers(deps, call, panel, records))
     return Reply(markdown(data), data, structured=data, receipts=receipts)
+
+
+def _check_synthesis_model(
+    deps: Deps, call: CallProgress, panel: Panel, candidates: list[Member], prompts: dict[Any, str]
+) -> None:
+    """The judge runs on the backend of the first model that answers, so synthesisModel is checked on each the panel
+    may use, before any job: a model id refused only at synthesis time would leave the panel's jobs billed."""
+    if panel.synthesis_model is None:
+        return
+    for backend in dict.fromkeys(m.backend for m in candidates):
+        member = next(m for m in candidates if m.backend == backend)
+        spec = run_spec(deps, call, prompts[member.stance], panel.synthesis_model, panel.timeout)
+        try:
+            check_spec(spec)
+            deps.runs.backend(backend).check(spec)
+        except InputError as exc:
+            if exc.field != "model":
+                raise
+            raise InputError(str(exc), field="synthesisModel") from exc
 
 
 async def _detached(deps: Deps, call: CallProgress, panel: Panel, records: list[RunRecord]) -> None:
