@@ -149,6 +149,14 @@ def _fail_if_left(home: Path) -> None:
 
 @pytest.fixture
 def relay(tmp_path: Path) -> Iterator[Relay]:
+    with relay_world(tmp_path) as world:
+        yield world
+
+
+@contextlib.contextmanager
+def relay_world(tmp_path: Path) -> Iterator[Relay]:
+    """One world under `tmp_path`, checked at its end for leftover processes: a test's (`relay`) or a module's, for
+    cases whose worlds would be identical and so may share one server (each keeps its own conversations and files)."""
     project = tmp_path / "proj"
     project.mkdir()
     with FakeGeminiApi() as api:
@@ -237,6 +245,10 @@ API_BACKEND = {"GEMINI_MCP_BACKEND": "api"}
 @pytest.fixture
 def agy_relay(relay: Relay) -> Relay:
     """The same world, served by the agy backend through the project's fake agy."""
+    return served_by_fake_agy(relay)
+
+
+def served_by_fake_agy(relay: Relay) -> Relay:
     agy = install_fake_agy(relay.base / "bin", relay.base / "fake-agy.log")
     relay.env.update({"GEMINI_MCP_BACKEND": "agy", "AGY_CLI_PATH": str(agy)})
     return relay
@@ -251,10 +263,15 @@ def agy_log(relay: Relay) -> list[dict[str, object]]:
     return [json.loads(line) for line in lines if line.endswith("}")]  # a line being written is skipped
 
 
+def agy_runs(relay: Relay) -> int:
+    """How many runs (`-p`) the fake agy of this world has started, not counting its probes."""
+    return len([e for e in agy_log(relay) if e.get("event") == "start" and "-p" in str(e["argv"])])
+
+
 async def wait_agy_runs(relay: Relay, count: int = 1, timeout: float = LEFTOVER_TIMEOUT) -> None:
     """Wait (bounded) until the fake agy has started `count` runs (`-p`), not counting its probes."""
     with anyio.fail_after(timeout):
-        while len([e for e in agy_log(relay) if e.get("event") == "start" and "-p" in str(e["argv"])]) < count:
+        while agy_runs(relay) < count:
             await anyio.sleep(0.02)
 
 
