@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -179,6 +180,43 @@ def relay_world(tmp_path: Path) -> Iterator[Relay]:
         stop_host(world.home / ".local" / "state" / "gemini-relay")
         stop_hosts_of(world.home)
         assert_no_processes(world.home)
+
+
+def module_event_loop() -> Any:
+    """A module's `anyio_backend` of module scope (`anyio_backend = module_event_loop()`): one event loop for its
+    tests, so a client a module's fixture opened serves them all."""
+
+    @pytest.fixture(scope="module", name="anyio_backend")
+    def backend() -> str:
+        return "asyncio"
+
+    return backend
+
+
+def shared_server(name: str, env: dict[str, str] | None = None, *, fake_agy: bool = False) -> tuple[Any, Any]:
+    """Fixtures `<name>_world` and `<name>_client`: one world and one server (started with `env`) for the cases of a
+    module whose worlds would be identical. Each case keeps its own prompts, conversations and files, and starts
+    with `fresh_case`; a case that changes the env, kills a server or counts processes keeps a world of its own."""
+
+    @pytest.fixture(scope="module", name=f"{name}_world")
+    def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
+        with relay_world(tmp_path_factory.mktemp(name)) as made:
+            yield served_by_fake_agy(made) if fake_agy else made
+
+    @pytest.fixture(scope="module", name=f"{name}_client")
+    async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+        shared: Relay = request.getfixturevalue(f"{name}_world")
+        async with shared.client(**(env or {})) as opened:
+            yield opened
+
+    return world, client
+
+
+def fresh_case(world: Relay) -> Relay:
+    """A case on a shared world starts with the emulator's log empty and no sticky scenario."""
+    world.api.clear_requests()
+    world.api.set_scenario(None)
+    return world
 
 
 def stop_hosts_of(home: Path) -> None:
