@@ -15,7 +15,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,7 +193,7 @@ def module_event_loop() -> Any:
     return backend
 
 
-def shared_server(name: str, env: dict[str, str] | None = None, *, fake_agy: bool = False) -> tuple[Any, Any]:
+def shared_server(name: str, env: Mapping[str, str | None] | None = None, *, fake_agy: bool = False) -> tuple[Any, Any]:
     """Fixtures `<name>_world` and `<name>_client`: one world and one server (started with `env`) for the cases of a
     module whose worlds would be identical. Each case keeps its own prompts, conversations and files, and starts
     with `fresh_case`; a case that changes the env, kills a server or counts processes keeps a world of its own."""

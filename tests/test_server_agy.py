@@ -4,7 +4,6 @@ and no agy, the Gemini CLI is chosen and said: tests/inmemory/test_first_reply.p
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -16,8 +15,8 @@ from tests.harness import (
     agy_log,
     agy_runs,
     install_fake_agy,
-    relay_world,
-    served_by_fake_agy,
+    module_event_loop,
+    shared_server,
     wait_agy_runs,
     wait_no_cli_processes,
 )
@@ -31,37 +30,24 @@ LEAKS = ("my-gcp-proj-4711", "europe-west4")  # the fake leaks these in AGY_ERRO
 
 # Most cases here need the same world (the fake agy, default settings): they share one server, a start each saved.
 # Each keeps its own prompts, conversations and files; a case that changes the env or the fake has a world of its own.
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
+anyio_backend = module_event_loop()
+agy_world, agy_client = shared_server("agy", fake_agy=True)
 
 
-@pytest.fixture(scope="module")
-def shared_agy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
-    with relay_world(tmp_path_factory.mktemp("agy")) as world:
-        yield served_by_fake_agy(world)
-
-
-@pytest.fixture(scope="module")
-async def agy_client(shared_agy: Relay) -> AsyncIterator[Client]:
-    async with shared_agy.client() as client:
-        yield client
-
-
-async def test_ask_on_agy_answers_with_a_conversation_id_that_continues(shared_agy: Relay, agy_client: Client) -> None:
+async def test_ask_on_agy_answers_with_a_conversation_id_that_continues(agy_world: Relay, agy_client: Client) -> None:
     first = await agy_client.call_tool("gemini-ask", {"prompt": "say hi"})
     match = THREAD.search(text_of(first))
     assert match is not None, text_of(first)
     second = await agy_client.call_tool("gemini-ask", {"prompt": "again", "conversationId": match.group(1)})
     assert text_of(first).startswith("Gemini response:\nHello from fake agy! You said: say hi\n\n🧵 conversationId: ")
     assert f"🧵 conversationId: {match.group(1)} " in text_of(second)
-    argvs = [[str(a) for a in e["argv"]] for e in agy_log(shared_agy) if e.get("event") == "start"]  # type: ignore[attr-defined]
+    argvs = [[str(a) for a in e["argv"]] for e in agy_log(agy_world) if e.get("event") == "start"]  # type: ignore[attr-defined]
     runs = [argv for argv in argvs if "--input-format" in argv]
     assert "--conversation" in runs[-1] and "--disable-slash-commands" in runs[-1]
     assert not any("say hi" in arg for argv in argvs for arg in argv)  # the prompt went on stdin
 
 
-async def test_a_quota_wall_is_a_quota_error_that_keeps_the_reset_time(shared_agy: Relay, agy_client: Client) -> None:
+async def test_a_quota_wall_is_a_quota_error_that_keeps_the_reset_time(agy_world: Relay, agy_client: Client) -> None:
     result = await agy_client.call_tool("gemini-ask", {"prompt": "[[agy:quota]] hi"})
     assert result.is_error
     assert "Resets in 3h46m46s" in text_of(result)
@@ -69,7 +55,7 @@ async def test_a_quota_wall_is_a_quota_error_that_keeps_the_reset_time(shared_ag
 
 
 async def test_a_background_abort_success_is_reported_as_the_failure_it_is(
-    shared_agy: Relay, agy_client: Client
+    agy_world: Relay, agy_client: Client
 ) -> None:
     result = await agy_client.call_tool("gemini-ask", {"prompt": "[[agy:background_abort]] run the checks"})
     assert result.is_error
@@ -78,25 +64,25 @@ async def test_a_background_abort_success_is_reported_as_the_failure_it_is(
     assert "[Partial response — the run did not finish]" in text
 
 
-async def test_a_print_timeout_marks_the_text_partial(shared_agy: Relay, agy_client: Client) -> None:
+async def test_a_print_timeout_marks_the_text_partial(agy_world: Relay, agy_client: Client) -> None:
     result = await agy_client.call_tool("gemini-ask", {"prompt": "[[agy:print_timeout]] long task"})
     assert not result.is_error
     assert text_of(result).startswith("⚠️ agy's --print-timeout expired")
 
 
-async def test_agys_own_refusal_reaches_the_caller_verbatim(shared_agy: Relay, agy_client: Client) -> None:
+async def test_agys_own_refusal_reaches_the_caller_verbatim(agy_world: Relay, agy_client: Client) -> None:
     result = await agy_client.call_tool("gemini-ask", {"prompt": "hi", "model": "gemini-9-ultra"})
     assert result.is_error
     assert "invalid model selection" in text_of(result) and "Available models:" in text_of(result)
 
 
-async def test_no_project_or_region_reaches_the_client_or_the_log(shared_agy: Relay, agy_client: Client) -> None:
+async def test_no_project_or_region_reaches_the_client_or_the_log(agy_world: Relay, agy_client: Client) -> None:
     result = await agy_client.call_tool("gemini-ask", {"prompt": "[[agy:model_not_found]] zebra-crossing-7731"})
     assert result.is_error
     for leak in LEAKS:
         assert leak not in text_of(result)
-        assert leak not in shared_agy.logs()
-    assert "zebra-crossing-7731" not in shared_agy.logs()
+        assert leak not in agy_world.logs()
+    assert "zebra-crossing-7731" not in agy_world.logs()
 
 
 async def test_a_hung_agy_is_stopped_at_the_deadline_with_no_process_left(agy_relay: Relay) -> None:
@@ -108,9 +94,9 @@ async def test_a_hung_agy_is_stopped_at_the_deadline_with_no_process_left(agy_re
     assert "Thinking about it" in text_of(result)
 
 
-async def test_gemini_cancel_stops_a_queued_and_a_running_agy_call(shared_agy: Relay, agy_client: Client) -> None:
+async def test_gemini_cancel_stops_a_queued_and_a_running_agy_call(agy_world: Relay, agy_client: Client) -> None:
     texts: list[str] = []
-    before = agy_runs(shared_agy)
+    before = agy_runs(agy_world)
     async with anyio.create_task_group() as tg:
 
         async def hung() -> None:
@@ -118,17 +104,17 @@ async def test_gemini_cancel_stops_a_queued_and_a_running_agy_call(shared_agy: R
 
         tg.start_soon(hung)
         tg.start_soon(hung)  # agy runs one at a time: this one waits in the queue
-        await wait_agy_runs(shared_agy, before + 1)
+        await wait_agy_runs(agy_world, before + 1)
         cancelled = await agy_client.call_tool("gemini-cancel", {})
-    await wait_no_cli_processes(shared_agy.home)
+    await wait_no_cli_processes(agy_world.home)
     assert text_of(cancelled) == "Cancelled 2 run(s)."
     assert len(texts) == 2
     assert all(t.startswith("Error executing gemini-ask: gemini-ask was cancelled by gemini-cancel") for t in texts)
 
 
-async def test_models_lists_agy_ids_with_labels(shared_agy: Relay, agy_client: Client) -> None:
-    (shared_agy.project / ".agents" / "agents" / "reviewer").mkdir(parents=True)
-    (shared_agy.project / ".agents" / "agents" / "reviewer" / "agent.md").write_text("# reviewer\n", encoding="utf-8")
+async def test_models_lists_agy_ids_with_labels(agy_world: Relay, agy_client: Client) -> None:
+    (agy_world.project / ".agents" / "agents" / "reviewer").mkdir(parents=True)
+    (agy_world.project / ".agents" / "agents" / "reviewer" / "agent.md").write_text("# reviewer\n", encoding="utf-8")
     result = await agy_client.call_tool("gemini-models", {})
     text = text_of(result)
     assert "- gemini-3.1-pro-high — Gemini 3.1 Pro (High)" in text
@@ -140,9 +126,9 @@ async def test_models_lists_agy_ids_with_labels(shared_agy: Relay, agy_client: C
 
 
 async def test_models_lists_the_agents_of_the_cwd_it_is_given_like_gemini_runs_cwd(
-    shared_agy: Relay, agy_client: Client
+    agy_world: Relay, agy_client: Client
 ) -> None:
-    other = shared_agy.project / "service"
+    other = agy_world.project / "service"
     (other / ".agents" / "agents" / "migrator").mkdir(parents=True)
     (other / ".agents" / "agents" / "migrator" / "agent.md").write_text("# migrator\n", encoding="utf-8")
     root = await agy_client.call_tool("gemini-models", {})
@@ -162,19 +148,19 @@ async def test_models_falls_back_to_the_built_in_list_with_a_notice(agy_relay: R
     assert "gemini-3.8-flash-high" in text_of(result)
 
 
-async def test_doctor_on_agy_shows_login_and_quota_levels(shared_agy: Relay, agy_client: Client) -> None:
-    seen = len(agy_log(shared_agy))
+async def test_doctor_on_agy_shows_login_and_quota_levels(agy_world: Relay, agy_client: Client) -> None:
+    seen = len(agy_log(agy_world))
     result = await agy_client.call_tool("gemini-doctor", {})
     text = text_of(result)
     assert "### Login & Quota" in text
     assert "Gemini Models: ok" in text
     assert "Claude and GPT models: critical" in text
     assert "Verdict: ✅ System Ready" in text
-    probes = [e["argv"] for e in agy_log(shared_agy)[seen:] if e.get("event") == "start"]
+    probes = [e["argv"] for e in agy_log(agy_world)[seen:] if e.get("event") == "start"]
     assert ["--output-format", "json", "-p", "/usage"] in probes
 
 
-async def test_conversations_lists_agy_threads(shared_agy: Relay, agy_client: Client) -> None:
+async def test_conversations_lists_agy_threads(agy_world: Relay, agy_client: Client) -> None:
     first = await agy_client.call_tool("gemini-ask", {"prompt": "remember the parrot"})
     listing = await agy_client.call_tool("gemini-conversations", {})
     match = THREAD.search(text_of(first))
@@ -182,23 +168,23 @@ async def test_conversations_lists_agy_threads(shared_agy: Relay, agy_client: Cl
     assert match.group(1) in text_of(listing)
 
 
-async def test_help_is_agys_help(shared_agy: Relay, agy_client: Client) -> None:
+async def test_help_is_agys_help(agy_world: Relay, agy_client: Client) -> None:
     result = await agy_client.call_tool("gemini-help", {})
     assert "--output-format" in text_of(result) and "--conversation" in text_of(result)
 
 
-async def test_image_is_saved_inside_the_project_and_embedded(shared_agy: Relay, agy_client: Client) -> None:
+async def test_image_is_saved_inside_the_project_and_embedded(agy_world: Relay, agy_client: Client) -> None:
     result = await agy_client.call_tool(
         "gemini-image", {"prompt": "[[agy:image]] a red square", "outputPath": "art/square.png"}
     )
     escape = await agy_client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "outputPath": "../out.png"})
     keyed = await agy_client.call_tool("gemini-image", {"prompt": "[[agy:image]] x", "idempotencyKey": "k"})
     text = text_of(result)
-    target = (shared_agy.project / "art" / "square.png").resolve()
+    target = (agy_world.project / "art" / "square.png").resolve()
     assert not result.is_error, text
     assert f"]({target.as_uri()})" in text and f"Saved to: {target}" in text
     assert target.read_bytes().startswith(b"\x89PNG")
-    assert escape.is_error and not (shared_agy.base / "out.png").exists()
+    assert escape.is_error and not (agy_world.base / "out.png").exists()
     # the media job controls are the Gemini API's: agy refuses them, saying so
     assert keyed.is_error
     assert "async, maxWaitMs and idempotencyKey apply when the Gemini API makes the image" in text_of(keyed)

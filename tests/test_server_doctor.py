@@ -5,7 +5,7 @@ picks from its settings and environment (a set GEMINI_API_KEY is not enough), fo
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from tests.fakes.gemini_home import CLI_SETTINGS
-from tests.harness import Relay, relay_world
+from tests.harness import Relay, module_event_loop, shared_server
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -141,35 +141,22 @@ FILE_SETUPS = [s for s in SETUPS if s.env is None]
 ENV_SETUPS = [s for s in SETUPS if s.env is not None]
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
-    with relay_world(tmp_path_factory.mktemp("doctor")) as world:
-        yield world
-
-
-@pytest.fixture(scope="module")
-async def shared_client(shared_world: Relay) -> AsyncIterator[Client]:
-    async with shared_world.client() as client:
-        yield client
+anyio_backend = module_event_loop()
+doctor_world, doctor_client = shared_server("doctor")
 
 
 @pytest.mark.parametrize("setup", FILE_SETUPS, ids=[s.id for s in FILE_SETUPS])
 async def test_doctor_says_ready_exactly_when_a_run_works_and_names_the_fix(
-    shared_world: Relay, shared_client: Client, setup: Setup
+    doctor_world: Relay, doctor_client: Client, setup: Setup
 ) -> None:
-    prepare(shared_world, setup)
+    prepare(doctor_world, setup)
     try:
-        await check_doctor_and_run(shared_world, shared_client, setup)
+        await check_doctor_and_run(doctor_world, doctor_client, setup)
     finally:
-        (shared_world.home / ".gemini" / "settings.json").write_text(json.dumps(CLI_SETTINGS), encoding="utf-8")
-        (shared_world.project / ".env").unlink(missing_ok=True)
-        (shared_world.home / ".gemini" / "trustedFolders.json").unlink(missing_ok=True)
-        shared_world.api.allow_key("dummy")
+        (doctor_world.home / ".gemini" / "settings.json").write_text(json.dumps(CLI_SETTINGS), encoding="utf-8")
+        (doctor_world.project / ".env").unlink(missing_ok=True)
+        (doctor_world.home / ".gemini" / "trustedFolders.json").unlink(missing_ok=True)
+        doctor_world.api.allow_key("dummy")
 
 
 @pytest.mark.parametrize("setup", ENV_SETUPS, ids=[s.id for s in ENV_SETUPS])

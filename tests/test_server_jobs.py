@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,9 @@ from tests.harness import (
     agy_log,
     agy_runs,
     install_fake_agy,
+    module_event_loop,
     processes_using,
-    relay_world,
-    served_by_fake_agy,
+    shared_server,
     wait_agy_runs,
     wait_no_cli_processes,
 )
@@ -38,33 +37,9 @@ API_JOBS = {**JOBS, **API_BACKEND}  # these tests are about jobs and processes, 
 
 # Cases whose world is the same (jobs on the api backend; jobs on the fake agy) share one server each; a case that
 # kills or restarts servers, or changes the env or the fake, has a world of its own.
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def api_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
-    with relay_world(tmp_path_factory.mktemp("api-jobs")) as world:
-        yield world
-
-
-@pytest.fixture(scope="module")
-async def api_client(api_world: Relay) -> AsyncIterator[Client]:
-    async with api_world.client(**API_JOBS) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def agy_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
-    with relay_world(tmp_path_factory.mktemp("agy-jobs")) as world:
-        yield served_by_fake_agy(world)
-
-
-@pytest.fixture(scope="module")
-async def agy_client(agy_world: Relay) -> AsyncIterator[Client]:
-    async with agy_world.client(**JOBS) as client:
-        yield client
+anyio_backend = module_event_loop()
+api_world, api_client = shared_server("api", API_JOBS)
+agy_world, agy_client = shared_server("agy", JOBS, fake_agy=True)
 
 
 async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:

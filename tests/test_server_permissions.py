@@ -3,13 +3,13 @@ elicitation callback over stdio and over HTTP, and the user's choice reaches the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from mcp import Client
 
 from tests.elicitation import Recorder, accept
-from tests.harness import Relay, relay_world
+from tests.harness import Relay, module_event_loop, shared_server
 from tests.test_server_surface import text_of
 from tests.transports.http_server import http_server
 
@@ -21,15 +21,8 @@ PROMPT = "[[fake:shell:touch ran.txt]]"
 
 # The stdio cases ask through one client (and so one server and one warm CLI): each sets the answer its user gives
 # and starts with no ran.txt; the client without elicitation and the HTTP transport have their own.
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def shared_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
-    with relay_world(tmp_path_factory.mktemp("permissions")) as world:
-        yield world
+anyio_backend = module_event_loop()
+permissions_world, _ = shared_server("permissions")  # its client is the asking one below
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +31,8 @@ def user() -> Recorder:
 
 
 @pytest.fixture(scope="module")
-async def asking_client(shared_world: Relay, user: Recorder) -> AsyncIterator[Client]:
-    async with shared_world.asking_client(user, **WARM) as client:
+async def asking_client(permissions_world: Relay, user: Recorder) -> AsyncIterator[Client]:
+    async with permissions_world.asking_client(user, **WARM) as client:
         yield client
 
 
@@ -51,23 +44,23 @@ def answering(user: Recorder, world: Relay, choice: str) -> Recorder:
 
 
 async def test_allow_over_stdio_runs_the_command_the_cli_asked_about(
-    shared_world: Relay, asking_client: Client, user: Recorder
+    permissions_world: Relay, asking_client: Client, user: Recorder
 ) -> None:
-    recorder = answering(user, shared_world, "proceed_once")
+    recorder = answering(user, permissions_world, "proceed_once")
     result = await asking_client.call_tool("gemini-ask", {"prompt": PROMPT})
     assert not result.is_error, text_of(result)
     assert any("touch ran.txt" in params.message for params in recorder.asked), recorder.asked
-    assert (shared_world.project / "ran.txt").exists()
+    assert (permissions_world.project / "ran.txt").exists()
     assert "The user allowed" in text_of(result)
 
 
 async def test_deny_over_stdio_keeps_the_command_from_running(
-    shared_world: Relay, asking_client: Client, user: Recorder
+    permissions_world: Relay, asking_client: Client, user: Recorder
 ) -> None:
-    recorder = answering(user, shared_world, "cancel")
+    recorder = answering(user, permissions_world, "cancel")
     result = await asking_client.call_tool("gemini-ask", {"prompt": PROMPT})
     assert recorder.asked
-    assert not (shared_world.project / "ran.txt").exists()
+    assert not (permissions_world.project / "ran.txt").exists()
     assert "the user refused it" in text_of(result)
 
 
@@ -90,9 +83,11 @@ async def test_allow_over_http_runs_the_command(relay: Relay) -> None:
 
 
 async def test_the_question_names_the_folder_the_command_will_run_in(
-    shared_world: Relay, asking_client: Client, user: Recorder
+    permissions_world: Relay, asking_client: Client, user: Recorder
 ) -> None:
-    recorder = answering(user, shared_world, "cancel")
+    recorder = answering(user, permissions_world, "cancel")
     await asking_client.call_tool("gemini-ask", {"prompt": PROMPT})
     asked = [params.message for params in recorder.asked]
-    assert asked and all(f"[current working directory {shared_world.project}]" in message for message in asked), asked
+    assert asked and all(f"[current working directory {permissions_world.project}]" in message for message in asked), (
+        asked
+    )
