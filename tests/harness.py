@@ -15,10 +15,11 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -149,6 +150,14 @@ def _fail_if_left(home: Path) -> None:
 
 @pytest.fixture
 def relay(tmp_path: Path) -> Iterator[Relay]:
+    with relay_world(tmp_path) as world:
+        yield world
+
+
+@contextlib.contextmanager
+def relay_world(tmp_path: Path) -> Iterator[Relay]:
+    """One world under `tmp_path`, checked at its end for leftover processes: a test's (`relay`) or a module's, for
+    cases whose worlds would be identical and so may share one server (each keeps its own conversations and files)."""
     project = tmp_path / "proj"
     project.mkdir()
     with FakeGeminiApi() as api:
@@ -171,6 +180,43 @@ def relay(tmp_path: Path) -> Iterator[Relay]:
         stop_host(world.home / ".local" / "state" / "gemini-relay")
         stop_hosts_of(world.home)
         assert_no_processes(world.home)
+
+
+def module_event_loop() -> Any:
+    """A module's `anyio_backend` of module scope (`anyio_backend = module_event_loop()`): one event loop for its
+    tests, so a client a module's fixture opened serves them all."""
+
+    @pytest.fixture(scope="module", name="anyio_backend")
+    def backend() -> str:
+        return "asyncio"
+
+    return backend
+
+
+def shared_server(name: str, env: Mapping[str, str | None] | None = None, *, fake_agy: bool = False) -> tuple[Any, Any]:
+    """Fixtures `<name>_world` and `<name>_client`: one world and one server (started with `env`) for the cases of a
+    module whose worlds would be identical. Each case keeps its own prompts, conversations and files, and starts
+    with `fresh_case`; a case that changes the env, kills a server or counts processes keeps a world of its own."""
+
+    @pytest.fixture(scope="module", name=f"{name}_world")
+    def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Relay]:
+        with relay_world(tmp_path_factory.mktemp(name)) as made:
+            yield served_by_fake_agy(made) if fake_agy else made
+
+    @pytest.fixture(scope="module", name=f"{name}_client")
+    async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+        shared: Relay = request.getfixturevalue(f"{name}_world")
+        async with shared.client(**(env or {})) as opened:
+            yield opened
+
+    return world, client
+
+
+def fresh_case(world: Relay) -> Relay:
+    """A case on a shared world starts with the emulator's log empty and no sticky scenario."""
+    world.api.clear_requests()
+    world.api.set_scenario(None)
+    return world
 
 
 def stop_hosts_of(home: Path) -> None:
@@ -237,6 +283,10 @@ API_BACKEND = {"GEMINI_MCP_BACKEND": "api"}
 @pytest.fixture
 def agy_relay(relay: Relay) -> Relay:
     """The same world, served by the agy backend through the project's fake agy."""
+    return served_by_fake_agy(relay)
+
+
+def served_by_fake_agy(relay: Relay) -> Relay:
     agy = install_fake_agy(relay.base / "bin", relay.base / "fake-agy.log")
     relay.env.update({"GEMINI_MCP_BACKEND": "agy", "AGY_CLI_PATH": str(agy)})
     return relay
@@ -251,10 +301,15 @@ def agy_log(relay: Relay) -> list[dict[str, object]]:
     return [json.loads(line) for line in lines if line.endswith("}")]  # a line being written is skipped
 
 
+def agy_runs(relay: Relay) -> int:
+    """How many runs (`-p`) the fake agy of this world has started, not counting its probes."""
+    return len([e for e in agy_log(relay) if e.get("event") == "start" and "-p" in str(e["argv"])])
+
+
 async def wait_agy_runs(relay: Relay, count: int = 1, timeout: float = LEFTOVER_TIMEOUT) -> None:
     """Wait (bounded) until the fake agy has started `count` runs (`-p`), not counting its probes."""
     with anyio.fail_after(timeout):
-        while len([e for e in agy_log(relay) if e.get("event") == "start" and "-p" in str(e["argv"])]) < count:
+        while agy_runs(relay) < count:
             await anyio.sleep(0.02)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from tests.consensus_panel import (
     AGAINST,
@@ -27,12 +28,16 @@ from tests.consensus_panel import (
     prompt_of,
 )
 from tests.fakes.fake_gemini_api import USAGE, LoggedRequest
-from tests.harness import Relay
+from tests.harness import Relay, fresh_case, module_event_loop, shared_server
 from tests.task_client import task_client
 from tests.test_server_api import api
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
+
+# The cases on the cold CLI share one server (each sets its models' answers); the task case runs on the api backend.
+anyio_backend = module_event_loop()
+cli_world, cli_client = shared_server("cli", REVIEW)
 
 
 def _model_of(request: LoggedRequest) -> str:
@@ -40,11 +45,11 @@ def _model_of(request: LoggedRequest) -> str:
 
 
 async def test_on_the_gemini_cli_a_review_tags_each_finding_by_who_raised_it_and_ends_with_a_verdict(
-    relay: Relay,
+    cli_world: Relay, cli_client: Client
 ) -> None:
-    by_model(relay.api, "Flash: no, wait for Monday.")
-    async with relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-consensus", {**PANEL, "review": True})
+    fresh_case(cli_world)
+    by_model(cli_world.api, "Flash: no, wait for Monday.")
+    result = await cli_client.call_tool("gemini-consensus", {**PANEL, "review": True})
     data = data_of(result)
     answers = {a["label"]: a for a in data["answers"]}
     assert answers[PRO]["text"] == "Pro: yes, ship it."
@@ -52,30 +57,34 @@ async def test_on_the_gemini_cli_a_review_tags_each_finding_by_who_raised_it_and
     assert_tagged(data, review=True)
     assert "**Verdict: fix first**" in text_of(result)
     assert data["usage"]["input_tokens"] >= 3 * USAGE["promptTokenCount"]  # all three calls counted
-    assert {_model_of(r) for r in relay.main_requests()} >= {PRO, FLASH, JUDGE}
-    judge = next(r for r in relay.main_requests() if _model_of(r) == JUDGE)
+    assert {_model_of(r) for r in cli_world.main_requests()} >= {PRO, FLASH, JUDGE}
+    judge = next(r for r in cli_world.main_requests() if _model_of(r) == JUDGE)
     assert_judge_saw_both_answers(prompt_of(judge))
 
 
-async def test_on_the_gemini_cli_a_failing_model_is_replaced_from_the_fallback_chain(relay: Relay) -> None:
+async def test_on_the_gemini_cli_a_failing_model_is_replaced_from_the_fallback_chain(
+    cli_world: Relay, cli_client: Client
+) -> None:
+    fresh_case(cli_world)
     judge = {
         "findings": [{"text": "Wait.", "found_by": [f"{LITE} (against)"]}],
         "disagreements": [],
         "recommendation": "Wait.",
     }
-    by_model(relay.api, 400, judge, **{LITE: "Lite: wait for Monday."})
-    async with relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-consensus", {**PANEL, "fallback": [LITE]})
+    by_model(cli_world.api, 400, judge, **{LITE: "Lite: wait for Monday."})
+    result = await cli_client.call_tool("gemini-consensus", {**PANEL, "fallback": [LITE]})
     data = data_of(result)
     assert data["panel"]["replaced"] == [{"missing": AGAINST, "stood_in": f"{LITE} (against)"}]
     assert next(a for a in data["answers"] if a["model"] == LITE)["text"] == "Lite: wait for Monday."
     assert data["findings"][0]["found_by"] == [f"{LITE} (against)"]
 
 
-async def test_on_the_gemini_cli_a_synthesis_that_is_not_valid_json_gives_the_answers_untagged(relay: Relay) -> None:
-    by_model(relay.api, "Flash: no, wait for Monday.", '{"findings": "all good"}')
-    async with relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-consensus", {**PANEL, "review": True})
+async def test_on_the_gemini_cli_a_synthesis_that_is_not_valid_json_gives_the_answers_untagged(
+    cli_world: Relay, cli_client: Client
+) -> None:
+    fresh_case(cli_world)
+    by_model(cli_world.api, "Flash: no, wait for Monday.", '{"findings": "all good"}')
+    result = await cli_client.call_tool("gemini-consensus", {**PANEL, "review": True})
     data = data_of(result)
     assert data["tagged"] is False and "findings" in data["untagged_because"] and data["verdict"] is None
     assert "Pro: yes, ship it." in text_of(result) and "Flash: no, wait for Monday." in text_of(result)

@@ -12,8 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
-from tests.harness import Relay, install_fake_agy
+from tests.harness import Relay, fresh_case, install_fake_agy, module_event_loop, shared_server
 from tests.inmemory.test_images import PNG, ask_and_plan_with_an_image, only_the_png
 from tests.test_server_surface import text_of
 
@@ -29,6 +30,23 @@ def env_for(relay: Relay, backend: str, tmp_path: Path) -> dict[str, str]:
         agy = install_fake_agy(relay.base / "bin", relay.base / "fake-agy.log")
         return {"GEMINI_MCP_BACKEND": "agy", "AGY_CLI_PATH": str(agy)}
     return {"GEMINI_RELAY_WARM": "on" if backend == "cli-warm" else "off"}
+
+
+# The timeout and image cases share one server per upstream (the continueLatest cases need a world with no
+# conversation yet: theirs are their own).
+anyio_backend = module_event_loop()
+warm_world, warm_client = shared_server("warm", {"GEMINI_RELAY_WARM": "on"})
+cold_world, cold_client = shared_server("cold")
+agy_world, agy_client = shared_server("agy", fake_agy=True)
+SHARED = {"cli-warm": "warm", "cli-cold": "cold", "agy": "agy"}
+Served = tuple[Relay, Client]
+
+
+@pytest.fixture
+def served(request: pytest.FixtureRequest, backend: str) -> Served:
+    """The world and client this module's cases on `backend` share, fresh for this case."""
+    name = SHARED[backend]
+    return fresh_case(request.getfixturevalue(f"{name}_world")), request.getfixturevalue(f"{name}_client")
 
 
 def thread_of(text: str) -> str:
@@ -52,34 +70,30 @@ async def test_continue_latest_continues_the_newest_conversation_the_upstream_li
 
 
 @pytest.mark.parametrize("backend", ["cli-cold", "cli-warm"])
-async def test_a_run_past_its_timeout_seconds_stops_the_cli_naming_that_limit(
-    relay: Relay, backend: str, tmp_path: Path
-) -> None:
+async def test_a_run_past_its_timeout_seconds_stops_the_cli_naming_that_limit(served: Served, backend: str) -> None:
+    _, client = served
     stall = "[[fake:stall]] wait"
-    async with relay.client(**env_for(relay, backend, tmp_path)) as client:
-        result = await client.call_tool("gemini-ask", {"prompt": stall, "timeoutSeconds": 2})
+    result = await client.call_tool("gemini-ask", {"prompt": stall, "timeoutSeconds": 2})
     assert result.is_error
     text = text_of(result)
     assert "timed out after 2s" in text and "The limit hit was this call's timeoutSeconds (2 s)." in text, text
 
 
 @pytest.mark.parametrize("backend", ["cli-warm"])
-async def test_images_reach_the_model_on_the_backends_that_see_images(
-    relay: Relay, backend: str, tmp_path: Path
-) -> None:
-    async with relay.client(**env_for(relay, backend, tmp_path)) as client:
-        await ask_and_plan_with_an_image(client, relay.project)
-    sent = relay.api.inline_images()
+async def test_images_reach_the_model_on_the_backends_that_see_images(served: Served, backend: str) -> None:
+    world, client = served
+    await ask_and_plan_with_an_image(client, world.project)
+    sent = world.api.inline_images()
     # Both calls sent the image (the CLI repeats a turn's parts in its router request too).
     assert len(sent) >= 2 and only_the_png(sent), sent
 
 
 @pytest.mark.parametrize("backend", ["cli-cold", "agy"])
 async def test_images_are_refused_with_the_reason_on_backends_that_cannot_see_them(
-    relay: Relay, backend: str, tmp_path: Path
+    served: Served, backend: str
 ) -> None:
-    (relay.project / "shot.png").write_bytes(PNG)
-    async with relay.client(**env_for(relay, backend, tmp_path)) as client:
-        result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
+    world, client = served
+    (world.project / "shot.png").write_bytes(PNG)
+    result = await client.call_tool("gemini-ask", {"prompt": "what is this", "images": ["shot.png"]})
     assert result.is_error
     assert "takes text prompts only" in text_of(result) and "GEMINI_RELAY_WARM=on" in text_of(result)

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from tests.fakes.gemini_home import CLI_SETTINGS
-from tests.harness import Relay
+from tests.harness import Relay, module_event_loop, shared_server
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -134,16 +135,51 @@ SETUPS = [
 ]
 
 
-@pytest.mark.parametrize("setup", SETUPS, ids=[s.id for s in SETUPS])
-async def test_doctor_says_ready_exactly_when_a_run_works_and_names_the_fix(relay: Relay, setup: Setup) -> None:
+# The setups made by files and the emulator alone (no env of their own) share one server: each case writes its
+# files, runs, then puts the world back as it was (the CLI reads its settings afresh on every cold run).
+FILE_SETUPS = [s for s in SETUPS if s.env is None]
+ENV_SETUPS = [s for s in SETUPS if s.env is not None]
+
+
+anyio_backend = module_event_loop()
+doctor_world, doctor_client = shared_server("doctor")
+
+
+@pytest.mark.parametrize("setup", FILE_SETUPS, ids=[s.id for s in FILE_SETUPS])
+async def test_doctor_says_ready_exactly_when_a_run_works_and_names_the_fix(
+    doctor_world: Relay, doctor_client: Client, setup: Setup
+) -> None:
+    prepare(doctor_world, setup)
+    try:
+        await check_doctor_and_run(doctor_world, doctor_client, setup)
+    finally:
+        (doctor_world.home / ".gemini" / "settings.json").write_text(json.dumps(CLI_SETTINGS), encoding="utf-8")
+        (doctor_world.project / ".env").unlink(missing_ok=True)
+        (doctor_world.home / ".gemini" / "trustedFolders.json").unlink(missing_ok=True)
+        doctor_world.api.allow_key("dummy")
+
+
+@pytest.mark.parametrize("setup", ENV_SETUPS, ids=[s.id for s in ENV_SETUPS])
+async def test_doctor_on_a_server_with_this_env_says_ready_exactly_when_a_run_works_and_names_the_fix(
+    relay: Relay, setup: Setup
+) -> None:
+    prepare(relay, setup)
+    async with relay.client(**(setup.env or {})) as client:
+        await check_doctor_and_run(relay, client, setup)
+
+
+def prepare(relay: Relay, setup: Setup) -> None:
     if setup.settings is not None:
         (relay.home / ".gemini" / "settings.json").write_text(json.dumps(setup.settings), encoding="utf-8")
     if setup.prepare is not None:
         setup.prepare(relay)
-    async with relay.client(**(setup.env or {})) as client:
-        doctor = await client.call_tool("gemini-doctor", {})
-        checked = [r.kind for r in relay.api.requests]
-        ask = await client.call_tool("gemini-ask", {"prompt": "[[fake:echo:works]]"})
+    relay.api.clear_requests()
+
+
+async def check_doctor_and_run(relay: Relay, client: Client, setup: Setup) -> None:
+    doctor = await client.call_tool("gemini-doctor", {})
+    checked = [r.kind for r in relay.api.requests]
+    ask = await client.call_tool("gemini-ask", {"prompt": "[[fake:echo:works]]"})
     structured = doctor.structured_content
     assert structured is not None
     assert structured["ready"] is setup.ready, text_of(doctor)

@@ -19,8 +19,11 @@ from tests.harness import (
     API_BACKEND,
     Relay,
     agy_log,
+    agy_runs,
     install_fake_agy,
+    module_event_loop,
     processes_using,
+    shared_server,
     wait_agy_runs,
     wait_no_cli_processes,
 )
@@ -30,6 +33,13 @@ pytestmark = pytest.mark.anyio
 
 JOBS = {"GEMINI_RELAY_TOOLSETS": "jobs"}
 API_JOBS = {**JOBS, **API_BACKEND}  # these tests are about jobs and processes, not the CLI: no CLI boots
+
+
+# Cases whose world is the same (jobs on the api backend; jobs on the fake agy) share one server each; a case that
+# kills or restarts servers, or changes the env or the fake, has a world of its own.
+anyio_backend = module_event_loop()
+api_world, api_client = shared_server("api", API_JOBS)
+agy_world, agy_client = shared_server("agy", JOBS, fake_agy=True)
 
 
 async def call_json(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -50,13 +60,12 @@ def server_pids(relay: Relay) -> list[int]:
     return found
 
 
-async def test_run_answers_at_once_and_wait_collects_the_whole_answer(relay: Relay) -> None:
-    async with relay.client(**API_JOBS) as client:
-        tools = [t.name for t in (await client.list_tools()).tools]
-        started = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.3]] hello"})
-        done = await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
-        status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
-        listed = await call_json(client, "gemini-jobs", {})
+async def test_run_answers_at_once_and_wait_collects_the_whole_answer(api_world: Relay, api_client: Client) -> None:
+    tools = [t.name for t in (await api_client.list_tools()).tools]
+    started = await call_json(api_client, "gemini-run", {"prompt": "[[fake:slow:0.3]] hello"})
+    done = await call_json(api_client, "gemini-wait", {"jobId": started["job_id"]})
+    status = await call_json(api_client, "gemini-status", {"jobId": started["job_id"]})
+    listed = await call_json(api_client, "gemini-jobs", {})
     jobs_toolset = [
         "gemini-run",
         "gemini-status",
@@ -125,46 +134,49 @@ async def test_a_sync_call_whose_client_vanishes_finishes_and_stays_collectable(
     assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
 
 
-async def test_an_explicit_mcp_cancel_still_stops_the_job(agy_relay: Relay) -> None:
-    async with agy_relay.client(**JOBS) as client:
-        async with anyio.create_task_group() as tg:
+async def test_an_explicit_mcp_cancel_still_stops_the_job(agy_world: Relay, agy_client: Client) -> None:
+    before = agy_runs(agy_world)
+    async with anyio.create_task_group() as tg:
 
-            async def ask() -> None:
-                await client.call_tool("gemini-ask", {"prompt": "[[agy:hang]] hold on"})
+        async def ask() -> None:
+            await agy_client.call_tool("gemini-ask", {"prompt": "[[agy:hang]] hold on"})
 
-            tg.start_soon(ask)
-            await wait_agy_runs(agy_relay)  # its CLI runs
-            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
-        await wait_no_cli_processes(agy_relay.home)
-        with anyio.fail_after(20):
-            while (await call_json(client, "gemini-jobs", {}))["jobs"][0]["state"] != "cancelled":
-                await anyio.sleep(0.05)
+        tg.start_soon(ask)
+        await wait_agy_runs(agy_world, before + 1)  # its CLI runs
+        tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+    await wait_no_cli_processes(agy_world.home)
+    with anyio.fail_after(20):
+        while (await call_json(agy_client, "gemini-jobs", {}))["jobs"][0]["state"] != "cancelled":
+            await anyio.sleep(0.05)
 
 
-async def test_status_says_which_step_a_running_agy_job_is_on_and_an_ended_job_keeps_its_last(agy_relay: Relay) -> None:
-    async with agy_relay.client(**JOBS) as client:
-        hung = await call_json(client, "gemini-run", {"prompt": "[[agy:hang]] hold on"})
-        with anyio.fail_after(20):  # agy reports its user_input step, then the agent_response it hangs in
-            while (running := await call_json(client, "gemini-status", {"jobId": hung["job_id"]})).get(
-                "step_type"
-            ) != "agent_response":
-                await anyio.sleep(0.05)
-        await client.call_tool("gemini-cancel", {"jobId": hung["job_id"]})
-        done = await call_json(client, "gemini-run", {"prompt": "quick", "wait": 60})
-        listed = await call_json(client, "gemini-jobs", {})
+async def test_status_says_which_step_a_running_agy_job_is_on_and_an_ended_job_keeps_its_last(
+    agy_world: Relay, agy_client: Client
+) -> None:
+    hung = await call_json(agy_client, "gemini-run", {"prompt": "[[agy:hang]] hold on"})
+    with anyio.fail_after(20):  # agy reports its user_input step, then the agent_response it hangs in
+        while (running := await call_json(agy_client, "gemini-status", {"jobId": hung["job_id"]})).get(
+            "step_type"
+        ) != "agent_response":
+            await anyio.sleep(0.05)
+    await agy_client.call_tool("gemini-cancel", {"jobId": hung["job_id"]})
+    done = await call_json(agy_client, "gemini-run", {"prompt": "quick", "wait": 60})
+    listed = await call_json(agy_client, "gemini-jobs", {})
     assert running["state"] == "running"
     assert done["state"] == "done" and done["step_type"] == "agent_response"
     assert {job["job_id"]: job.get("step_type") for job in listed["jobs"]}[done["job_id"]] == "agent_response"
 
 
-async def test_run_with_project_rules_false_leaves_the_cwd_out_of_agys_workspaces(agy_relay: Relay) -> None:
-    async with agy_relay.client(**JOBS) as client:
-        kept = await call_json(client, "gemini-run", {"prompt": "rules", "wait": 60})
-        left = await call_json(client, "gemini-run", {"prompt": "no rules", "projectRules": False, "wait": 60})
+async def test_run_with_project_rules_false_leaves_the_cwd_out_of_agys_workspaces(
+    agy_world: Relay, agy_client: Client
+) -> None:
+    seen = len(agy_log(agy_world))
+    kept = await call_json(agy_client, "gemini-run", {"prompt": "rules", "wait": 60})
+    left = await call_json(agy_client, "gemini-run", {"prompt": "no rules", "projectRules": False, "wait": 60})
     assert kept["state"] == left["state"] == "done"
-    starts = [e["argv"] for e in agy_log(agy_relay) if e.get("event") == "start"]
+    starts = [e["argv"] for e in agy_log(agy_world)[seen:] if e.get("event") == "start"]
     runs = [argv for argv in starts if isinstance(argv, list) and "stream-json" in argv]
-    assert [str(agy_relay.project) in argv for argv in runs] == [True, False]
+    assert [str(agy_world.project) in argv for argv in runs] == [True, False]
 
 
 async def test_continuing_a_conversation_that_is_running_is_refused_across_servers(relay: Relay) -> None:
@@ -207,15 +219,14 @@ async def test_the_conversation_gate_holds_after_the_server_that_started_the_run
     assert after["state"] == "done"
 
 
-async def test_a_recycled_pid_is_not_mistaken_for_a_live_supervisor(relay: Relay) -> None:
-    async with relay.client(**API_JOBS) as client:
-        started = await call_json(client, "gemini-run", {"prompt": "quick"})
-        await call_json(client, "gemini-wait", {"jobId": started["job_id"]})
-        job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
-        (job_dir / "exit_code").unlink()  # as if the supervisor died before its result...
-        # ...and its pid now belongs to this very test process, with another start time.
-        (job_dir / "supervisor.json").write_text(json.dumps({"pid": os.getpid(), "start_ticks": 1}), encoding="utf-8")
-        status = await call_json(client, "gemini-status", {"jobId": started["job_id"]})
+async def test_a_recycled_pid_is_not_mistaken_for_a_live_supervisor(api_world: Relay, api_client: Client) -> None:
+    started = await call_json(api_client, "gemini-run", {"prompt": "quick"})
+    await call_json(api_client, "gemini-wait", {"jobId": started["job_id"]})
+    job_dir = api_world.home / ".local" / "state" / "gemini-relay" / "jobs" / started["job_id"]
+    (job_dir / "exit_code").unlink()  # as if the supervisor died before its result...
+    # ...and its pid now belongs to this very test process, with another start time.
+    (job_dir / "supervisor.json").write_text(json.dumps({"pid": os.getpid(), "start_ticks": 1}), encoding="utf-8")
+    status = await call_json(api_client, "gemini-status", {"jobId": started["job_id"]})
     assert status["state"] == "failed" and status["failure_reason"] == "interrupted"
 
 
@@ -235,12 +246,13 @@ async def test_an_optional_run_is_refused_when_the_agy_quota_runs_low(agy_relay:
     assert "Gemini Models: low" in text and "10% left" in text and "2099-10-02T16:59:24Z" in text
 
 
-async def test_run_with_wait_answers_a_job_that_ends_in_time_with_its_result_and_collects_it(relay: Relay) -> None:
-    async with relay.client(**API_JOBS) as client:
-        done = await call_json(client, "gemini-run", {"prompt": "[[fake:slow:0.05]] hello", "wait": 60})
+async def test_run_with_wait_answers_a_job_that_ends_in_time_with_its_result_and_collects_it(
+    api_world: Relay, api_client: Client
+) -> None:
+    done = await call_json(api_client, "gemini-run", {"prompt": "[[fake:slow:0.05]] hello", "wait": 60})
     assert done["state"] == "done" and done["result"] == "".join(SLOW_CHUNKS)
     assert done["num_turns"] == done["turns"] and done["partial"] is False
-    job_dir = relay.home / ".local" / "state" / "gemini-relay" / "jobs" / done["job_id"]
+    job_dir = api_world.home / ".local" / "state" / "gemini-relay" / "jobs" / done["job_id"]
     assert (job_dir / "collected").is_file()  # answered inline: hook-wait owes no wake for it
 
 

@@ -11,18 +11,23 @@ import re
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from tests.fakes.fake_gemini_api import (
     SEARCH_ANSWER_TEXT,
     SEARCH_SOURCES,
 )
 from tests.git_repo import GitRepo
-from tests.harness import Relay
+from tests.harness import Relay, fresh_case, module_event_loop, shared_server
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
 
 REVIEW = {"GEMINI_RELAY_TOOLSETS": "review"}
+# One server on the cold CLI and one on the fake agy, each shared by the cases on that upstream.
+anyio_backend = module_event_loop()
+cli_world, cli_client = shared_server("cli", REVIEW)
+agy_world, agy_client = shared_server("agy", REVIEW, fake_agy=True)
 
 
 def repo_with_change(relay: Relay, new_text: str, name: str = "app.py") -> GitRepo:
@@ -42,21 +47,23 @@ def tool_names(body: dict[str, Any]) -> set[str]:
 # --- gemini-review -----------------------------------------------------------------------------------------------
 
 
-async def test_a_scan_review_sends_the_diff_verbatim_in_plan_mode_and_returns_the_findings(relay: Relay) -> None:
-    repo_with_change(relay, "def main():\n    return '{{x}} @/etc/passwd @README.md'\n")
-    relay.api.set_scenario("echo", "I'll start by reading the diff.\n\n- **Severity**: warning\n- **File**: app.py")
-    async with relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-review", {"depth": "scan", "focus": "string handling"})
+async def test_a_scan_review_sends_the_diff_verbatim_in_plan_mode_and_returns_the_findings(
+    cli_world: Relay, cli_client: Client
+) -> None:
+    fresh_case(cli_world)
+    repo_with_change(cli_world, "def main():\n    return '{{x}} @/etc/passwd @README.md'\n")
+    cli_world.api.set_scenario("echo", "I'll start by reading the diff.\n\n- **Severity**: warning\n- **File**: app.py")
+    result = await cli_client.call_tool("gemini-review", {"depth": "scan", "focus": "string handling"})
     assert not result.is_error, text_of(result)
     text = text_of(result)
     assert text.startswith("Gemini review (scan; uncommitted changes (staged and unstaged, against HEAD); 1 file(s)")
     assert "- **Severity**: warning\n- **File**: app.py" in text and "I'll start" not in text
     assert re.search(r"\n\n🧵 conversationId: \S+ \(pass it back", text)
-    prompt = sent_prompt(relay)
+    prompt = sent_prompt(cli_world)
     # not inlined, not refused, not filled; the CLI's own escape keeps it from reading them (a JSON-dumped `\\`)
     assert "+    return '{{x}} \\\\@/etc/passwd \\\\@README.md'" in prompt
     assert "Pay special attention to: string handling" in prompt
-    assert "exit_plan_mode" in tool_names(relay.main_requests()[0].body)  # read-only plan mode
+    assert "exit_plan_mode" in tool_names(cli_world.main_requests()[0].body)  # read-only plan mode
     assert result.meta is not None and result.meta["depth"] == "scan" and result.meta["appliedTimeout"] == 180
     assert result.meta["diffStat"] == {"files": 1, "insertions": 1, "deletions": 1}
 
@@ -64,40 +71,40 @@ async def test_a_scan_review_sends_the_diff_verbatim_in_plan_mode_and_returns_th
 # --- gemini-search -----------------------------------------------------------------------------------------------
 
 
-async def test_search_runs_the_cli_web_search_and_lists_the_source_urls(relay: Relay) -> None:
-    async with relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-search", {"query": "[[fake:search:meaning of life]] what is it?"})
+async def test_search_runs_the_cli_web_search_and_lists_the_source_urls(cli_world: Relay, cli_client: Client) -> None:
+    fresh_case(cli_world)
+    result = await cli_client.call_tool("gemini-search", {"query": "[[fake:search:meaning of life]] what is it?"})
     assert not result.is_error, text_of(result)
     text = text_of(result)
     urls = [uri for _, uri in SEARCH_SOURCES]
     assert text.startswith(f"Gemini response:\n{SEARCH_ANSWER_TEXT}")
     assert "🔗 Sources:\n" + "\n".join(f"- {u}" for u in urls) in text
     assert result.meta is not None and result.meta["sources"] == urls
-    searches = [r for r in relay.api.requests if r.kind == "web_search"]
+    searches = [r for r in cli_world.api.requests if r.kind == "web_search"]
     assert len(searches) == 1 and "meaning of life" in json.dumps(searches[0].body)
-    assert "google_web_search" in sent_prompt(relay)
+    assert "google_web_search" in sent_prompt(cli_world)
 
 
 # --- through the fake agy ----------------------------------------------------------------------------------------
 
 
-async def test_a_review_runs_through_agy_in_plan_mode(agy_relay: Relay) -> None:
-    repo_with_change(agy_relay, "def main():\n    return '{{x}}'\n")
-    async with agy_relay.client(**REVIEW) as client:
-        result = await client.call_tool("gemini-review", {"depth": "focused"})
+async def test_a_review_runs_through_agy_in_plan_mode(agy_world: Relay, agy_client: Client) -> None:
+    fresh_case(agy_world)
+    repo_with_change(agy_world, "def main():\n    return '{{x}}'\n")
+    result = await agy_client.call_tool("gemini-review", {"depth": "focused"})
     assert not result.is_error, text_of(result)
     text = text_of(result)
     assert "Gemini review (focused; uncommitted changes" in text
     assert "Hello from fake agy! You said: You are reviewing a code change." in text
     assert "+    return '{{x}}'" in text  # the echoed prompt carried the diff verbatim
-    assert agy_relay.api.requests == []
+    assert agy_world.api.requests == []
 
 
-async def test_search_and_structured_run_through_agy(agy_relay: Relay) -> None:
+async def test_search_and_structured_run_through_agy(agy_world: Relay, agy_client: Client) -> None:
+    fresh_case(agy_world)
     schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-    async with agy_relay.client(**REVIEW) as client:
-        search = await client.call_tool("gemini-search", {"query": "see https://example.net/agy-doc"})
-        structured = await client.call_tool("gemini-structured", {"prompt": "answer", "schema": schema})
+    search = await agy_client.call_tool("gemini-search", {"query": "see https://example.net/agy-doc"})
+    structured = await agy_client.call_tool("gemini-structured", {"prompt": "answer", "schema": schema})
     assert not search.is_error, text_of(search)
     assert "with your web search tool" in text_of(search)
     assert search.meta is not None and search.meta["sources"] == ["https://example.net/agy-doc"]

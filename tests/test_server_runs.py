@@ -12,12 +12,26 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
+from mcp import Client
 
 from tests.fakes.gemini_home import CLI_SETTINGS
-from tests.harness import Relay, cli_processes, gemini_binary, wait_no_cli_processes, write_wrapper
+from tests.harness import (
+    Relay,
+    cli_processes,
+    fresh_case,
+    gemini_binary,
+    module_event_loop,
+    shared_server,
+    wait_no_cli_processes,
+    write_wrapper,
+)
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
+
+# Cases on the default world share one server; a case that changes the env, or closes its client mid-run, has its own.
+anyio_backend = module_event_loop()
+cold_world, cold_client = shared_server("cold")
 
 
 async def ask_error(relay: Relay, prompt: str, **env: str | None) -> str:
@@ -28,19 +42,19 @@ async def ask_error(relay: Relay, prompt: str, **env: str | None) -> str:
 
 
 async def test_an_api_failure_reaches_the_caller_classified_and_no_prompt_or_file_bytes_reach_the_log(
-    relay: Relay,
+    cold_world: Relay, cold_client: Client
 ) -> None:
+    fresh_case(cold_world)
     # One class through the real CLI over stdio; every class as the server presents it: inmemory/test_failures.py.
-    (relay.project / "secret.md").write_text("credit card 4111-1111-1111-1111\n", encoding="utf-8")
-    async with relay.client() as client:
-        ok = await client.call_tool("gemini-ask", {"prompt": "zebra-crossing-7731 about @secret.md"})
-        failed = await client.call_tool("gemini-ask", {"prompt": "[[fake:error:500]] zebra-crossing-7731"})
+    (cold_world.project / "secret.md").write_text("credit card 4111-1111-1111-1111\n", encoding="utf-8")
+    ok = await cold_client.call_tool("gemini-ask", {"prompt": "zebra-crossing-7731 about @secret.md"})
+    failed = await cold_client.call_tool("gemini-ask", {"prompt": "[[fake:error:500]] zebra-crossing-7731"})
     assert not ok.is_error and failed.is_error
     text = text_of(failed)
     assert text.startswith("Error executing gemini-ask: ")
     assert "The Gemini API had an internal error (HTTP 500)" in text
     assert "[API Error:" not in text
-    log = relay.logs()
+    log = cold_world.logs()
     assert "Tool gemini-ask(prompt=<" in log and "Spawning: gemini" in log
     assert "zebra-crossing-7731" not in log
     assert "4111-1111" not in log
@@ -64,20 +78,20 @@ async def test_the_clis_exit_codes_for_credentials_trust_and_the_turn_limit_each
     assert "maximum session turns" in text_of(turn_limit)
 
 
-async def test_gemini_cancel_stops_every_run_and_each_call_says_so(relay: Relay) -> None:
+async def test_gemini_cancel_stops_every_run_and_each_call_says_so(cold_world: Relay, cold_client: Client) -> None:
+    fresh_case(cold_world)
     results: list[types.CallToolResult] = []
-    async with relay.client() as client:
-        idle = await client.call_tool("gemini-cancel", {})
-        async with anyio.create_task_group() as tg:
+    idle = await cold_client.call_tool("gemini-cancel", {})
+    async with anyio.create_task_group() as tg:
 
-            async def stalled() -> None:
-                results.append(await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"}))
+        async def stalled() -> None:
+            results.append(await cold_client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"}))
 
-            tg.start_soon(stalled)
-            tg.start_soon(stalled)
-            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 2)
-            cancelled = await client.call_tool("gemini-cancel", {})
-        await wait_no_cli_processes(relay.home)
+        tg.start_soon(stalled)
+        tg.start_soon(stalled)
+        await anyio.to_thread.run_sync(cold_world.api.wait_for_requests, 2)
+        cancelled = await cold_client.call_tool("gemini-cancel", {})
+    await wait_no_cli_processes(cold_world.home)
     assert text_of(idle) == "Nothing was running."
     assert text_of(cancelled) == "Cancelled 2 run(s)."
     assert len(results) == 2

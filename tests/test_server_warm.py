@@ -10,9 +10,19 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client
 
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS
-from tests.harness import TEST_MODEL, Relay, cli_processes, processes_using, wait_no_cli_processes
+from tests.harness import (
+    TEST_MODEL,
+    Relay,
+    cli_processes,
+    fresh_case,
+    module_event_loop,
+    processes_using,
+    shared_server,
+    wait_no_cli_processes,
+)
 from tests.test_server_literal import HIDDEN, leaked, plant
 from tests.test_server_surface import text_of
 
@@ -24,6 +34,10 @@ WARM = {"GEMINI_RELAY_WARM": "on", "GEMINI_RELAY_PROGRESS_INTERVAL": "0.1", "GEM
 THREAD = re.compile(r"🧵 conversationId: ([A-Za-z0-9_-]+)")
 CACHE_KEY = re.compile(r"(?<=[Cc]ache key: )\w+|(?<=cacheKey=\")\w+")
 BOUND = 30.0
+# Three cases that only need a warm server share one (and its warm CLI, which one of them kills: the next waits for
+# the one serving); the cases that compare with cold, count CLIs across servers or change the env have their own.
+anyio_backend = module_event_loop()
+warm_world, warm_client = shared_server("warm", WARM)
 
 
 def acp_processes(home: Path) -> list[int]:
@@ -120,50 +134,54 @@ async def test_a_cold_conversation_continues_warm_and_a_warm_one_continues_cold(
     assert text_of(cold_turn).startswith("Gemini response:\nturns=2\n\n"), text_of(cold_turn)
 
 
-async def test_a_warm_turn_cancelled_by_gemini_cancel_or_by_the_client_leaves_the_process_serving(relay: Relay) -> None:
+async def test_a_warm_turn_cancelled_by_gemini_cancel_or_by_the_client_leaves_the_process_serving(
+    warm_world: Relay, warm_client: Client
+) -> None:
+    fresh_case(warm_world)
     results = []
-    async with relay.client(**WARM) as client:
-        pids = await wait_for_warm_process(relay.home)
-        async with anyio.create_task_group() as tg:
+    pids = await wait_for_warm_process(warm_world.home)
+    async with anyio.create_task_group() as tg:
 
-            async def stalled() -> None:
-                results.append(await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"}))
+        async def stalled() -> None:
+            results.append(await warm_client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"}))
 
-            tg.start_soon(stalled)
-            await anyio.to_thread.run_sync(relay.api.wait_for_requests, 1, BOUND)
-            cancelled = await client.call_tool("gemini-cancel", {})
-        seen = len(relay.api.requests)
-        async with anyio.create_task_group() as tg:
+        tg.start_soon(stalled)
+        await anyio.to_thread.run_sync(warm_world.api.wait_for_requests, 1, BOUND)
+        cancelled = await warm_client.call_tool("gemini-cancel", {})
+    seen = len(warm_world.api.requests)
+    async with anyio.create_task_group() as tg:
 
-            async def stalled_again() -> None:
-                await client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
+        async def stalled_again() -> None:
+            await warm_client.call_tool("gemini-ask", {"prompt": "[[fake:stall]]"})
 
-            tg.start_soon(stalled_again)
-            await anyio.to_thread.run_sync(relay.api.wait_for_requests, seen + 1, BOUND)
-            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
-        after = await client.call_tool("gemini-ask", {"prompt": "hi"})
-        assert acp_processes(relay.home) == pids
+        tg.start_soon(stalled_again)
+        await anyio.to_thread.run_sync(warm_world.api.wait_for_requests, seen + 1, BOUND)
+        tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+    after = await warm_client.call_tool("gemini-ask", {"prompt": "hi"})
+    assert acp_processes(warm_world.home) == pids
     assert text_of(cancelled) == "Cancelled 1 run(s)."
     assert text_of(results[0]).startswith("Error executing gemini-ask: gemini-ask was cancelled by gemini-cancel")
     assert "You said: hi" in text_of(after)
 
 
-async def test_a_warm_cli_killed_mid_run_fails_with_the_partial_text_and_the_next_call_works(relay: Relay) -> None:
+async def test_a_warm_cli_killed_mid_run_fails_with_the_partial_text_and_the_next_call_works(
+    warm_world: Relay, warm_client: Client
+) -> None:
+    fresh_case(warm_world)
     killed: list[int] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         if not killed and message is not None and SLOW_CHUNKS[0].strip() in message:
-            killed.extend(acp_processes(relay.home))
+            killed.extend(acp_processes(warm_world.home))
             for pid in killed:
                 os.killpg(pid, signal.SIGKILL)
 
-    async with relay.client(**WARM) as client:
-        await wait_for_warm_process(relay.home)
-        failed = await client.call_tool("gemini-ask", {"prompt": "[[fake:slow:2]]"}, progress_callback=on_progress)
-        with anyio.fail_after(BOUND):
-            while any(Path(f"/proc/{pid}").exists() for pid in killed):
-                await anyio.sleep(0.05)  # polls /proc: no event announces a reaped process
-        after = await client.call_tool("gemini-ask", {"prompt": "hi"})
+    await wait_for_warm_process(warm_world.home)
+    failed = await warm_client.call_tool("gemini-ask", {"prompt": "[[fake:slow:2]]"}, progress_callback=on_progress)
+    with anyio.fail_after(BOUND):
+        while any(Path(f"/proc/{pid}").exists() for pid in killed):
+            await anyio.sleep(0.05)  # polls /proc: no event announces a reaped process
+    after = await warm_client.call_tool("gemini-ask", {"prompt": "hi"})
     assert killed
     assert failed.is_error
     text = text_of(failed)
@@ -211,20 +229,22 @@ async def test_warm_agy_serves_a_conversations_turns_from_one_process_cold_then_
         assert not Path(f"/proc/{start['pid']}").exists() or b"Z" in Path(f"/proc/{start['pid']}/stat").read_bytes()
 
 
-async def test_a_warm_prompt_reads_no_file_through_an_at_and_runs_no_command_unless_allowed(relay: Relay) -> None:
-    plant(relay)
-    commands = relay.project / ".gemini" / "commands"
+async def test_a_warm_prompt_reads_no_file_through_an_at_and_runs_no_command_unless_allowed(
+    warm_world: Relay, warm_client: Client
+) -> None:
+    fresh_case(warm_world)
+    plant(warm_world)
+    commands = warm_world.project / ".gemini" / "commands"
     commands.mkdir(parents=True)
     (commands / "x.toml").write_text('prompt = "TEMPLATE-TEXT-5"\n', encoding="utf-8")
-    async with relay.client(**WARM) as client:
-        await wait_for_warm_process(relay.home)
-        plain = await client.call_tool("gemini-ask", {"prompt": f"summarise {HIDDEN}"})
-        refused = await client.call_tool("gemini-ask", {"prompt": "/x hello"})
-        allowed = await client.call_tool("gemini-ask", {"prompt": "/x hello", "allowSlashCommands": True})
+    await wait_for_warm_process(warm_world.home)
+    plain = await warm_client.call_tool("gemini-ask", {"prompt": f"summarise {HIDDEN}"})
+    refused = await warm_client.call_tool("gemini-ask", {"prompt": "/x hello"})
+    allowed = await warm_client.call_tool("gemini-ask", {"prompt": "/x hello", "allowSlashCommands": True})
     assert not plain.is_error and not refused.is_error, (text_of(plain), text_of(refused))
-    assert leaked(relay) == []
-    assert "TEMPLATE-TEXT-5" not in json.dumps([r.body for r in relay.main_requests()[:2]])
-    assert "TEMPLATE-TEXT-5" in json.dumps(relay.main_requests()[-1].body) and not allowed.is_error
+    assert leaked(warm_world) == []
+    assert "TEMPLATE-TEXT-5" not in json.dumps([r.body for r in warm_world.main_requests()[:2]])
+    assert "TEMPLATE-TEXT-5" in json.dumps(warm_world.main_requests()[-1].body) and not allowed.is_error
 
 
 async def test_a_server_killed_with_sigkill_leaves_no_warm_cli_behind(relay: Relay) -> None:

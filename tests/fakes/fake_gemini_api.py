@@ -1393,6 +1393,12 @@ class FakeGeminiApi:
         with self._cond:
             self._denied[key] = None if models is None else frozenset(models)
 
+    def allow_key(self, key: str) -> None:
+        """Undo reject_key and deny_key for ``key``: a world shared by several cases starts each one as new."""
+        with self._cond:
+            self.rejected_keys.discard(key)
+            self._denied.pop(key, None)
+
     def denied(self, key: str | None, model: str) -> bool:
         """Whether ``key`` may not call ``model`` (deny_key)."""
         with self._cond:
