@@ -125,7 +125,7 @@ def _ppid(pid: int) -> int | None:
 def processes_of(base: Path) -> list[int]:
     """Live (non-zombie) processes, other than this one, whose environment names the run's temp dir."""
     marker = str(base).encode() + b"/"
-    return [pid for pid, environ, _ in live_processes() if marker in environ]
+    return [pid for pid, _, _ in live_processes(marker)]
 
 
 def server_pids(world: World) -> list[int]:

@@ -38,8 +38,7 @@ def _processes_naming(directory: Path) -> list[tuple[int, str]]:
     marker = os.fsencode(directory) + b"/"
     return [
         (pid, cmdline.replace(b"\0", b" ").strip()[:160].decode("utf-8", errors="replace"))
-        for pid, environ, cmdline in live_processes()
-        if marker in environ
+        for pid, _, cmdline in live_processes(marker)
     ]
 
 

@@ -28,10 +28,9 @@ async def test_an_async_generation_survives_a_server_restart_and_is_collected(re
     async with relay.client(**env) as client:
         waited = await call_ok(client, "gemini-wait", {"jobId": job_id, "wait": 30})
         status = facts(await call_ok(client, "gemini-status", {"jobId": job_id}))
+        await call_ok(client, "gemini-image-interact", {"input": "a lighthouse"})
     assert facts(waited)["state"] == "done"
     async with relay.client(**env) as client:  # a fresh server has no id in memory: the newest sidecar resumes
-        await call_ok(client, "gemini-image-interact", {"input": "a lighthouse"})
-    async with relay.client(**env) as client:
         resumed = await call_ok(client, "gemini-image-interact", {"input": "add fog", "continueLast": True})
     assert facts(resumed)["continued_from_sidecar"] is True
     assert status["state"] == "done" and len(status["files"]) == 1 and Path(status["files"][0]).is_file()

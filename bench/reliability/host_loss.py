@@ -29,6 +29,7 @@ INTERNAL = "internal error"
 ENV = {"GEMINI_RELAY_HOST": "on", "GEMINI_MCP_BACKEND": "api", "GEMINI_RELAY_TOOLSETS": "jobs"}
 OLDER = "0.0.1"
 EDGE = 0.05
+STALL_BOUND = "3"  # GEMINI_RELAY_HOST_TIMEOUT where the host is stalled: the wait is this bound
 # Makes every Python process started with this PYTHONPATH (a server, and the host it starts) an older relay.
 SITECUSTOMIZE = (
     "import os\nif os.environ.get('RELAY_BENCH_VERSION'):\n    import gemini_relay\n"
@@ -83,24 +84,33 @@ def failed(where: str, answers: list[Answer]) -> list[str]:
     return [f"{where}: {a.text[:120]}" for a in answers if a.is_error]
 
 
-async def killed(rounds: int) -> list[Figure]:
+async def kill_after_bursts(w: World, c: Client, rounds: int) -> list[str]:
     """Bursts of 4, then the host is killed outright: the next call must answer (a new host), every time."""
     findings: list[str] = []
-    with world("host-killed", **ENV) as w:
-        async with client(w) as c:
-            for n in range(rounds):
-                findings += failed(f"round {n} burst", await burst(c, 4, f"round {n}"))
-                pid = int(host_status(w).get("pid") or 0)
-                if pid:
-                    os.kill(pid, signal.SIGKILL)
-                    await until_gone(pid)
-                findings += failed(f"round {n} after the kill", [await call(c, "gemini-ask", {"prompt": "after"})])
-        left = await left_running(w)
+    for n in range(rounds):
+        findings += failed(f"round {n} burst", await burst(c, 4, f"round {n}"))
+        pid = int(host_status(w).get("pid") or 0)
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            await until_gone(pid)
+        findings += failed(f"round {n} after the kill", [await call(c, "gemini-ask", {"prompt": "after"})])
+    return findings
+
+
+def killed_figures(rounds: int, findings: list[str], left: list[str]) -> list[Figure]:
     return [
         at_least(CATEGORY, "hosts killed outright after a burst", rounds, rounds),
         zero(CATEGORY, "calls failing after the host was killed (or in its bursts)", findings),
         zero(CATEGORY, "processes left after host kills", left),
     ]
+
+
+async def killed(rounds: int) -> list[Figure]:
+    with world("host-killed", **ENV) as w:
+        async with client(w) as c:
+            findings = await kill_after_bursts(w, c, rounds)
+        left = await left_running(w)
+    return killed_figures(rounds, findings, left)
 
 
 async def idle_race(calls: int) -> list[Figure]:
@@ -119,46 +129,75 @@ async def idle_race(calls: int) -> list[Figure]:
     ]
 
 
-async def stalled() -> list[Figure]:
+async def stall(w: World, c: Client) -> list[str]:
     """A host stopped past the request bound: the call is host_unresponsive (retryable); the host resumed answers."""
-    findings: list[str] = []
-    with world("host-stall", **ENV, GEMINI_RELAY_HOST_TIMEOUT="3") as w:
-        async with client(w) as c:
-            findings += failed("before the stall", [await call(c, "gemini-ask", {"prompt": "warm"})])
-            pid = int(host_status(w).get("pid") or 0)
-            os.kill(pid, signal.SIGSTOP)
-            try:
-                during = await call(c, "gemini-ask", {"prompt": "during"})
-            finally:
-                os.kill(pid, signal.SIGCONT)
-            if not during.is_error or "host_unresponsive" not in during.text or INTERNAL in during.text:
-                findings.append(f"during the stall: {during.text[:160]}")
-            findings += failed("after the stall", [await call(c, "gemini-ask", {"prompt": "after"})])
-        left = await left_running(w)
+    findings = failed("before the stall", [await call(c, "gemini-ask", {"prompt": "warm"})])
+    pid = int(host_status(w).get("pid") or 0)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        during = await call(c, "gemini-ask", {"prompt": "during"})
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    if not during.is_error or "host_unresponsive" not in during.text or INTERNAL in during.text:
+        findings.append(f"during the stall: {during.text[:160]}")
+    return findings + failed("after the stall", [await call(c, "gemini-ask", {"prompt": "after"})])
+
+
+def stalled_figures(findings: list[str], left: list[str]) -> list[Figure]:
     return [
         zero(CATEGORY, "a stalled host not answered as host_unresponsive, or its next call failing", findings),
         zero(CATEGORY, "processes left after a stalled host", left),
     ]
 
 
-async def starvation(servers: int) -> list[Figure]:
-    """Servers that each ran a burst, then sit idle: each holds at most one connection to the host."""
-    findings: list[str] = []
-    connections = 0
-    with world("host-starve", **ENV) as w:
-        async with contextlib.AsyncExitStack() as stack:
-            for n in range(servers):
-                c = await stack.enter_async_context(client(w))
-                findings += failed(f"server {n}", await burst(c, 4, f"server {n}"))
-            with anyio.move_on_after(10):  # the host counts a connection closed once it reads its end
-                while (connections := int(host_status(w).get("connections") or 0) - 1) > servers:
-                    await anyio.sleep(0.1)
+async def stalled() -> list[Figure]:
+    with world("host-stall", **ENV, GEMINI_RELAY_HOST_TIMEOUT=STALL_BOUND) as w:
+        async with client(w) as c:
+            findings = await stall(w, c)
         left = await left_running(w)
+    return stalled_figures(findings, left)
+
+
+async def idle_servers(w: World, stack: contextlib.AsyncExitStack, servers: int) -> tuple[float, list[str], Client]:
+    """Servers that each ran a burst, then sit idle: (connections each keeps to its host, failed calls, the first)."""
+    findings: list[str] = []
+    opened: list[Client] = []
+    for n in range(servers):
+        opened.append(c := await stack.enter_async_context(client(w)))
+        findings += failed(f"server {n}", await burst(c, 4, f"server {n}"))
+    connections = 0
+    with anyio.move_on_after(10):  # the host counts a connection closed once it reads its end
+        while (connections := int(host_status(w).get("connections") or 0) - 1) > servers:
+            await anyio.sleep(0.1)
+    return connections / servers, findings, opened[0]
+
+
+def starvation_figures(kept: float, findings: list[str], left: list[str]) -> list[Figure]:
     return [
-        at_most(CATEGORY, "connections an idle server keeps to its host after a burst", connections / servers, 1),
+        at_most(CATEGORY, "connections an idle server keeps to its host after a burst", kept, 1),
         zero(CATEGORY, "burst calls failing with idle servers around", findings),
         zero(CATEGORY, "processes left after the idle servers", left),
     ]
+
+
+async def starvation(servers: int) -> list[Figure]:
+    with world("host-starve", **ENV) as w:
+        async with contextlib.AsyncExitStack() as stack:
+            kept, findings, _ = await idle_servers(w, stack, servers)
+        left = await left_running(w)
+    return starvation_figures(kept, findings, left)
+
+
+async def one_world(servers: int) -> list[Figure]:
+    """Short: idle servers after bursts, then the first of them has its host killed after a burst, then stalled. The
+    full run's figures of those three worlds, with one world's servers and hosts started once."""
+    with world("host-loss", **ENV, GEMINI_RELAY_HOST_TIMEOUT=STALL_BOUND) as w:
+        async with contextlib.AsyncExitStack() as stack:
+            kept, idle, first = await idle_servers(w, stack, servers)
+            kills = await kill_after_bursts(w, first, 1)
+            stalls = await stall(w, first)
+        left = await left_running(w)
+    return [*killed_figures(1, kills, left), *stalled_figures(stalls, left), *starvation_figures(kept, idle, left)]
 
 
 async def two_versions(calls: int) -> list[Figure]:
@@ -218,11 +257,11 @@ def most_at_once(w: World) -> int:
 
 
 async def attack(short: bool) -> list[Figure]:
-    # Short: one round of each; tests/host (test_host_connection, test_host_versions) assert each case on its own.
+    # Short: one round of each, the kill, stall and idle servers sharing one world; tests/host (test_host_connection,
+    # test_host_versions) assert each case on its own.
+    losses = await one_world(2) if short else [*await killed(10), *await stalled(), *await starvation(12)]
     return [
-        *await killed(1 if short else 10),
+        *losses,
         *await idle_race(4 if short else 40),
-        *await stalled(),
-        *await starvation(2 if short else 12),
         *await two_versions(1 if short else 8),
     ]

@@ -47,7 +47,7 @@ def rss_kb(pids: list[int]) -> int:
 
 
 async def attack(short: bool) -> list[Figure]:
-    calls, clients = (6, 3) if short else (200, 10)  # short: twice the cap in flight at once, so the cap bites
+    calls, clients = (CAP + 1, 3) if short else (200, 10)  # short: one call past the cap in flight, so the cap bites
     env = {"GEMINI_RELAY_MAX_CONCURRENT": str(CAP), "GEMINI_RELAY_PROGRESS_INTERVAL": str(INTERVAL),
            "GEMINI_RELAY_QUEUE_WAIT": "none", "GEMINI_RELAY_JITTER_MS": "0",
            "GEMINI_RELAY_HOST_IDLE": "2"}  # fmt: skip

@@ -160,8 +160,9 @@ async def hostile_state(w: World) -> tuple[list[str], int]:
 
 
 async def hostile_job(w: World) -> list[str]:
-    """A job record others may write: its meta is what a supervisor runs, and what gemini-status reports."""
-    async with w.relay.client() as client:
+    """A job record others may write: its meta is what a supervisor runs, and what gemini-status reports (the api
+    backend: the record is attacked, not a CLI)."""
+    async with w.relay.client(GEMINI_MCP_BACKEND="api") as client:
         started = await call(client, "gemini-run", {"prompt": "hello"})
         job_id = str((started.structured or {})["job_id"])
         await call(client, "gemini-wait", {"jobId": job_id})

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.transports.http_flood import half_body, half_head, held, is_open, wait_closed
 from tests.transports.http_server import ACCEPT, INIT, HttpServer, bare_env, serve_http
@@ -35,9 +37,17 @@ def initialize(server: HttpServer, http: httpx2.Client, headers: dict[str, str] 
     return http.post(server.url, content=json.dumps(INIT), headers={**ACCEPT, **server.headers(), **(headers or {})})
 
 
-def test_the_open_files_soft_limit_is_raised_to_the_hard_limit(tmp_path: Path) -> None:
-    with serve_http(bare_env(tmp_path), tmp_path, tmp_path / "stderr.log", open_files=(256, 4096)) as server:
-        assert limits_of(server) == (4096, 4096)
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One server for the cases that need no limit of their own, started with a soft open-files limit below its hard
+    one (each server start costs the suite over a second of CPU)."""
+    base = tmp_path_factory.mktemp("limits")
+    with serve_http(bare_env(base), base, base / "stderr.log", open_files=(256, 4096)) as running:
+        yield running
+
+
+def test_the_open_files_soft_limit_is_raised_to_the_hard_limit(server: HttpServer) -> None:
+    assert limits_of(server) == (4096, 4096)
 
 
 def test_an_authorised_call_is_answered_while_2000_idle_and_half_open_connections_are_held(tmp_path: Path) -> None:
@@ -58,21 +68,21 @@ def test_an_authorised_call_is_answered_while_2000_idle_and_half_open_connection
     assert "Too many open files" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
 
 
-def test_connections_that_never_finish_a_request_are_closed_after_the_timeouts(tmp_path: Path) -> None:
-    with serve_http(bare_env(tmp_path), tmp_path, tmp_path / "stderr.log") as server:
-        port = server.port
-        bearer = f"Bearer {server.token}"
-        sends = [b"", half_head(port), half_body(port), half_body(port, bearer)]
-        with held(port, sends) as socks:
-            assert len(socks) == len(sends) and all(is_open(sock) for sock in socks)
-            left = wait_closed(socks, HEADER_TIMEOUT + BODY_TIMEOUT + SLACK)
-            assert [sends[socks.index(sock)][:40] for sock in left] == []
-        with httpx2.Client(timeout=30) as http:
-            assert initialize(server, http).status_code == 200  # the door is still open
+def test_connections_that_never_finish_a_request_are_closed_after_the_timeouts(server: HttpServer) -> None:
+    port = server.port
+    bearer = f"Bearer {server.token}"
+    sends = [b"", half_head(port), half_body(port), half_body(port, bearer)]
+    with held(port, sends) as socks:
+        assert len(socks) == len(sends) and all(is_open(sock) for sock in socks)
+        left = wait_closed(socks, HEADER_TIMEOUT + BODY_TIMEOUT + SLACK)
+        assert [sends[socks.index(sock)][:40] for sock in left] == []
+    with httpx2.Client(timeout=30) as http:
+        assert initialize(server, http).status_code == 200  # the door is still open
 
 
-def test_at_the_session_cap_the_oldest_idle_session_is_evicted_and_a_busy_one_is_kept(tmp_path: Path) -> None:
-    with serve_http(bare_env(tmp_path), tmp_path, tmp_path / "stderr.log") as server, httpx2.Client(timeout=30) as http:
+def test_at_the_session_cap_the_oldest_idle_session_is_evicted_and_a_busy_one_is_kept(server: HttpServer) -> None:
+    # Sessions other cases of the module opened are older and idle: they are evicted first, and at most one is open.
+    with httpx2.Client(timeout=30) as http:
         version = {"MCP-Protocol-Version": "2025-11-25"}
         busy = initialize(server, http).headers["mcp-session-id"]
         stream_headers = {**server.headers(), **version, "Mcp-Session-Id": busy, "Accept": "text/event-stream"}

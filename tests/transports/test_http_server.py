@@ -8,7 +8,7 @@ import json
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from tests.executables import relay_command
 from tests.fakes.fake_gemini_api import SLOW_CHUNKS, echo_text
 from tests.harness import Relay
 from tests.test_server_surface import text_of
-from tests.transports.http_server import http_server
+from tests.transports.http_server import HttpServer, bare_env, http_server, serve_http
 
 DEFAULT_TOOLS = registry(test_tools=False)  # the default tools, in registry order
 GEMINI = next(e for e in entries() if e.name == "gemini")  # the harness's backend
@@ -95,42 +95,50 @@ async def test_a_call_over_http_answers_exactly_what_the_same_call_over_stdio_an
     )
 
 
+@pytest.fixture(scope="module")
+def answering(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One server with a configured token for the cases it answers by itself (no upstream call): each server start
+    costs the suite over a second of CPU."""
+    base = tmp_path_factory.mktemp("answering")
+    with serve_http(bare_env(base), base, base / "server-stderr.log", token="tok-123") as running:
+        yield running
+
+
 async def test_both_protocol_generations_are_served_on_one_http_server_at_once_to_a_client_with_the_token(
-    relay: Relay,
+    answering: HttpServer,
 ) -> None:
     expected_tools = [t.name for t in DEFAULT_TOOLS]
     instructions = instructions_for(DEFAULT_TOOLS, GEMINI)
-    with http_server(relay, token="tok-123") as server:  # the SDK client presents the configured token
-        async with server.client(mode="legacy") as legacy, server.client(mode="auto") as modern:
-            old, new = await _describe(legacy), await _describe(modern)
-            again = await _describe(legacy)  # the legacy session survives the stateless client's requests
-        with pytest.raises(BaseException):  # noqa: B017 - a 401 surfaces however the SDK wraps it
-            async with server.client(token="wrong") as client:
-                await client.call_tool("gemini-ping", {})
+    server = answering  # the SDK client presents the configured token
+    async with server.client(mode="legacy") as legacy, server.client(mode="auto") as modern:
+        old, new = await _describe(legacy), await _describe(modern)
+        again = await _describe(legacy)  # the legacy session survives the stateless client's requests
+    with pytest.raises(BaseException):  # noqa: B017 - a 401 surfaces however the SDK wraps it
+        async with server.client(token="wrong") as client:
+            await client.call_tool("gemini-ping", {})
     assert old == (LEGACY, instructions, expected_tools, "gen")
     assert new == (MODERN, instructions, expected_tools, "gen")
     assert again == old
 
 
-async def test_a_client_of_an_older_revision_gets_its_revision_and_the_instructions(relay: Relay) -> None:
+async def test_a_client_of_an_older_revision_gets_its_revision_and_the_instructions(answering: HttpServer) -> None:
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     answered = {}
-    with http_server(relay) as server:
-        async with httpx2.AsyncClient(timeout=EVENT_TIMEOUT) as http:
-            for version in ("2025-06-18", "2025-11-25"):
-                init = {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": version,
-                        "capabilities": {},
-                        "clientInfo": {"name": "old", "version": "1"},
-                    },
-                }
-                response = await http.post(server.url, json=init, headers={**headers, **server.headers()})
-                assert response.status_code == 200
-                answered[version] = json.loads(next(x[5:] for x in response.text.splitlines() if x.startswith("data:")))
+    async with httpx2.AsyncClient(timeout=EVENT_TIMEOUT) as http:
+        for version in ("2025-06-18", "2025-11-25"):
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "old", "version": "1"},
+                },
+            }
+            response = await http.post(answering.url, json=init, headers={**headers, **answering.headers()})
+            assert response.status_code == 200
+            answered[version] = json.loads(next(x[5:] for x in response.text.splitlines() if x.startswith("data:")))
     for version, data in answered.items():
         assert data["result"]["protocolVersion"] == version
         assert data["result"]["instructions"] == instructions_for(DEFAULT_TOOLS, GEMINI)

@@ -16,7 +16,7 @@ import pytest
 
 from gemini_relay.jobs.store.file_store import FileJobStore
 from tests.browser import chromium
-from tests.harness import Relay, install_fake_agy
+from tests.harness import API_BACKEND, Relay, install_fake_agy
 from tests.test_server_surface import text_of
 from tests.transports.http_server import http_server
 from tests.transports.page_jobs import finished_job
@@ -30,7 +30,7 @@ UNTRUSTED = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>
 async def test_a_job_started_over_mcp_shows_live_on_the_page_and_an_image_renders(relay: Relay, tmp_path: Path) -> None:
     agy = install_fake_agy(relay.base / "bin", relay.base / "fake-agy.log", image_dims="640x400")
     with (
-        http_server(relay, token=TOKEN, GEMINI_RELAY_TOOLSETS="jobs") as server,
+        http_server(relay, token=TOKEN, GEMINI_RELAY_TOOLSETS="jobs", **API_BACKEND) as server,  # the page, not a CLI
         chromium(tmp_path / "chromium-profile") as browser,
     ):
         origin = f"http://127.0.0.1:{server.port}"
