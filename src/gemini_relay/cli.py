@@ -166,16 +166,18 @@ def _skip_sdk_package_inits() -> None:
     process's serving path: a process that already has the SDK (tests, an embedding) keeps it as it is."""
     import importlib.util
 
-    for name in ("mcp", "mcp.server"):
-        if name in sys.modules:
-            return
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.submodule_search_locations is None:
-            return
-        package = sys.modules[name] = importlib.util.module_from_spec(spec)
-        parent, _, child = name.rpartition(".")
-        if parent:
-            setattr(sys.modules[parent], child, package)
+    if "mcp" in sys.modules:
+        return
+    top = importlib.util.find_spec("mcp")
+    if top is None or top.submodule_search_locations is None:
+        return  # no SDK package to speak of: the imports that need it say so
+    mcp = importlib.util.module_from_spec(top)
+    sys.modules["mcp"] = mcp
+    server = importlib.util.find_spec("mcp.server")
+    if server is None or server.submodule_search_locations is None:
+        del sys.modules["mcp"]  # not the SDK's layout: leave it to run as it is
+        return
+    mcp.server = sys.modules["mcp.server"] = importlib.util.module_from_spec(server)  # type: ignore[attr-defined]
 
 
 def _explained_deps() -> Deps | None:
@@ -271,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with _loading():
         deps = _explained_deps()  # the tool layer: not needed by host, wait-job, hook-wait
+        if listener is not None:
+            import gemini_relay.transports.serve  # noqa: F401 - the SDK's server with the rest, frozen with it
     if deps is None:
         return 1 if args.command == "doctor" else 2
     if args.command == "doctor":

@@ -10,18 +10,19 @@ from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import ConfigError
 from gemini_relay.tools.common.definition import AnyTool
+from gemini_relay.tools.core import toolset as core
 
 Catalog = Mapping[Toolset | None, Sequence[AnyTool]]
 
 
 class LazyCatalog(MutableMapping[Toolset | None, Sequence[AnyTool]]):
-    """The toolsets by key, each imported (its toolset module's `TOOLS`) the first time it is looked up: a server
-    loads the tool modules of the toolsets it serves, not the others' (their models and texts cost a start CPU).
-    Iterating names the keys without importing; a key set here (tests) takes its toolset's place."""
+    """The toolsets by key; one given as a module name is imported (its `TOOLS`) the first time it is looked up: a
+    server loads the tool modules of the toolsets it serves, not the others' (their models and texts cost CPU at
+    every start). Iterating names the keys without importing; a key set here (tests) takes its toolset's place."""
 
-    def __init__(self, modules: Mapping[Toolset | None, str]) -> None:
-        self._modules = dict(modules)
-        self._loaded: dict[Toolset | None, Sequence[AnyTool]] = {}
+    def __init__(self, toolsets: Mapping[Toolset | None, Sequence[AnyTool] | str]) -> None:
+        self._modules = {key: tools if isinstance(tools, str) else "" for key, tools in toolsets.items()}
+        self._loaded = {key: tools for key, tools in toolsets.items() if not isinstance(tools, str)}
 
     def __getitem__(self, key: Toolset | None) -> Sequence[AnyTool]:
         if key not in self._loaded:
@@ -47,7 +48,7 @@ class LazyCatalog(MutableMapping[Toolset | None, Sequence[AnyTool]]):
 # None: the default tools. Then the opt-in toolsets, in the order their tools are appended.
 TOOLSETS = LazyCatalog(
     {
-        None: "gemini_relay.tools.core.toolset",
+        None: core.TOOLS,
         Toolset.JOBS: "gemini_relay.tools.jobs.toolset",
         Toolset.REVIEW: "gemini_relay.tools.review.toolset",
         Toolset.MEDIA: "gemini_relay.tools.media.toolset",
