@@ -63,6 +63,19 @@ def start(env: dict[str, str], cwd: Path, params: dict[str, Any], *, ping: bool)
     return times
 
 
+def api_env(home: Path, project: Path) -> dict[str, str]:
+    """A server's environment for a start: the api backend configured (nothing is called), no relay host."""
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C.UTF-8",
+        "HOME": str(home),
+        "GEMINI_RELAY_PROJECT_ROOT": str(project),
+        "GEMINI_MCP_BACKEND": "api",
+        "GEMINI_API_KEY": "bench-key",  # nothing is called: the backend must only be configured
+        "GEMINI_RELAY_HOST": "off",  # nothing outlives a start
+    }
+
+
 def ms(value: float) -> str:
     return f"{value * 1000:7.0f} ms"
 
@@ -74,15 +87,7 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="relay-bench-first-start-"))
     project = base / "proj"
     project.mkdir()
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "LANG": "C.UTF-8",
-        "HOME": str(base),
-        "GEMINI_RELAY_PROJECT_ROOT": str(project),
-        "GEMINI_MCP_BACKEND": "api",
-        "GEMINI_API_KEY": "bench-key",  # nothing is called: the backend must only be configured
-        "GEMINI_RELAY_HOST": "off",  # nothing outlives a start
-    }
+    env = api_env(base, project)
     front: list[list[float]] = []
     sdk: list[list[float]] = []
     for run in range(args.runs):

@@ -4,8 +4,11 @@ Streamable HTTP on a loopback address."""
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,8 +112,9 @@ def _serve_stdio() -> int:
 
     def load() -> None:
         try:
-            import gemini_relay.app
-            import gemini_relay.transports.serve  # noqa: F401 - the MCP SDK with them
+            with _loading():
+                import gemini_relay.app
+                import gemini_relay.transports.serve  # noqa: F401 - the MCP SDK with them
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread below
             failed.append(exc)
         finally:
@@ -137,6 +141,44 @@ def _prewarm_early(settings: Settings) -> None:
     from gemini_relay.jobs.host_prewarm import prewarm_early
 
     prewarm_early(settings)
+
+
+@contextmanager
+def _loading() -> Iterator[None]:
+    """Imports for serving, with the cyclic GC paused, then frozen: they make hundreds of thousands of objects that
+    live as long as the process (the SDK's pydantic models), which each collection would walk again — during the
+    imports, at every full collection while serving, and at exit (bench/start_cpu.py: ~0.1 s + ~0.25 s of CPU a
+    server start). The few cycles the imports drop stay (under a thousand objects, ~0.5 MB: not worth a full
+    collection). Serving paths only: a process that merely calls `main` (tests, setup) keeps its GC as it is."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _skip_sdk_package_inits() -> None:
+    """Register the SDK's `mcp` and `mcp.server` packages without running their `__init__`: those import the MCP
+    client (with its HTTP and auth stacks) and the high-level MCPServer, about a third of the SDK's import CPU, and a
+    server uses neither. Their submodules (`mcp.server.lowlevel`, `mcp.shared.*`) import as usual. Only in this
+    process's serving path: a process that already has the SDK (tests, an embedding) keeps it as it is."""
+    import importlib.util
+
+    if "mcp" in sys.modules:
+        return
+    top = importlib.util.find_spec("mcp")
+    if top is None or top.submodule_search_locations is None:
+        return  # no SDK package to speak of: the imports that need it say so
+    mcp = importlib.util.module_from_spec(top)
+    sys.modules["mcp"] = mcp
+    server = importlib.util.find_spec("mcp.server")
+    if server is None or server.submodule_search_locations is None:
+        del sys.modules["mcp"]  # not the SDK's layout: leave it to run as it is
+        return
+    mcp.server = sys.modules["mcp.server"] = importlib.util.module_from_spec(server)  # type: ignore[attr-defined]
 
 
 def _explained_deps() -> Deps | None:
@@ -219,9 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     if http_only and args.http is None:
         parser.error("--token-file, --no-auth and --shutdown-grace need --http")
     if args.command == "host":
-        from gemini_relay.relay_host.host import serve_host
-
+        with _loading():
+            from gemini_relay.relay_host.host import serve_host
         return serve_host()
+    _skip_sdk_package_inits()
     listener = _listener(args) if args.http is not None else None
     if isinstance(listener, int):
         return listener
@@ -229,7 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_stdio()
     import anyio
 
-    deps = _explained_deps()  # the tool layer: not needed by host, wait-job, hook-wait
+    with _loading():
+        deps = _explained_deps()  # the tool layer: not needed by host, wait-job, hook-wait
+        if listener is not None:
+            import gemini_relay.transports.serve  # noqa: F401 - the SDK's server with the rest, frozen with it
     if deps is None:
         return 1 if args.command == "doctor" else 2
     if args.command == "doctor":

@@ -15,12 +15,15 @@ import socket
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 import anyio
-import httpx2
 
 from gemini_relay.errors import InputError
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = [
     "HOP_TIMEOUT",
@@ -210,6 +213,8 @@ async def _hop(
     target: _Target, addr: IpAddress, ssl_context: ssl.SSLContext | None, max_bytes: int
 ) -> FetchedImage | str:
     """One request to the pinned address: the image, or the next URL when the answer is a redirect."""
+    import httpx2  # here: a server imports this module with gemini-ask and starts sooner without it
+
     url, headers, extensions = _pinned_request(target, addr)
     # A client per hop: a pooled connection would carry the previous hop's TLS session to a new host name.
     async with httpx2.AsyncClient(

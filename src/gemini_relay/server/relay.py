@@ -18,7 +18,6 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import BaseModel, ValidationError
 
@@ -57,14 +56,10 @@ class RelayServer:
         self._task_wire = TaskWire(self.tasks, self._call_tool_as_task_legacy)
         # What the instructions and descriptions say of the backend is said of the active one (chosen once a process).
         self.upstream = deps.registry.active_entry()
-        limit = deps.settings.timeout_seconds
-        tasks = self.tasks.store is not None
-        self._listed = [tool_entry(tool, self.upstream, tasks=tasks, max_timeout=limit) for tool in self.tools]
+        self._listed: list[types.Tool] | None = None  # built at the first tools/list (the stdio front may answer it)
         # The conformance runner's fixtures (GEMINI_MCP_TEST_TOOLS=conformance), listed after the relay's own tools.
         # They are test code, not shipped: server/fixture_hook.py imports them from GEMINI_RELAY_FIXTURES.
         self.fixtures = load_fixtures(deps.settings, self.tasks, self._task_wire)
-        if self.fixtures is not None:
-            self._listed += self.fixtures.tools()
 
     def build(self) -> Server[Any]:
         with warnings.catch_warnings():
@@ -84,6 +79,9 @@ class RelayServer:
         # tools/call is registered directly: with the Tasks extension its answer may be a task, not a CallToolResult.
         server.add_request_handler("tools/call", types.CallToolRequestParams, self.call_tool)
         if self.fixtures is not None:
+            # Here: its cryptography stack is only for the fixtures' rounds.
+            from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
             self.fixtures.register(server)
             server.subscribable = True
             # input_required rounds carry a requestState: sealed on the way out, verified on the way back
@@ -99,7 +97,15 @@ class RelayServer:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._listed)
+        return types.ListToolsResult(tools=self.listed())
+
+    def listed(self) -> list[types.Tool]:
+        """The tools/list entries, built once: each tool's schema is generated from its input model."""
+        if self._listed is None:
+            limit, tasks = self.deps.settings.timeout_seconds, self.tasks.store is not None
+            listed = [tool_entry(tool, self.upstream, tasks=tasks, max_timeout=limit) for tool in self.tools]
+            self._listed = listed + (self.fixtures.tools() if self.fixtures is not None else [])
+        return self._listed
 
     def _task_capable(self, tool: AnyTool) -> bool:
         return tool.task_support and self.tasks.store is not None

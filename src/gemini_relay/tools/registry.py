@@ -3,26 +3,57 @@ see them. Adding a tool is its own module and one line in its toolset's list; no
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import importlib
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 
 from gemini_relay.config import Settings
 from gemini_relay.core.vocabulary import Toolset
 from gemini_relay.errors import ConfigError
 from gemini_relay.tools.common.definition import AnyTool
 from gemini_relay.tools.core import toolset as core
-from gemini_relay.tools.jobs import toolset as jobs
-from gemini_relay.tools.media import toolset as media
-from gemini_relay.tools.review import toolset as review
 
 Catalog = Mapping[Toolset | None, Sequence[AnyTool]]
 
+
+class LazyCatalog(MutableMapping[Toolset | None, Sequence[AnyTool]]):
+    """The toolsets by key; one given as a module name is imported (its `TOOLS`) the first time it is looked up: a
+    server loads the tool modules of the toolsets it serves, not the others' (their models and texts cost CPU at
+    every start). Iterating names the keys without importing; a key set here (tests) takes its toolset's place."""
+
+    def __init__(self, toolsets: Mapping[Toolset | None, Sequence[AnyTool] | str]) -> None:
+        self._modules = {key: tools if isinstance(tools, str) else "" for key, tools in toolsets.items()}
+        self._loaded = {key: tools for key, tools in toolsets.items() if not isinstance(tools, str)}
+
+    def __getitem__(self, key: Toolset | None) -> Sequence[AnyTool]:
+        if key not in self._loaded:
+            tools: Sequence[AnyTool] = importlib.import_module(self._modules[key]).TOOLS
+            self._loaded[key] = tools
+        return self._loaded[key]
+
+    def __setitem__(self, key: Toolset | None, tools: Sequence[AnyTool]) -> None:
+        self._modules.setdefault(key, "")
+        self._loaded[key] = tools
+
+    def __delitem__(self, key: Toolset | None) -> None:
+        del self._modules[key]
+        self._loaded.pop(key, None)
+
+    def __iter__(self) -> Iterator[Toolset | None]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
 # None: the default tools. Then the opt-in toolsets, in the order their tools are appended.
-TOOLSETS: dict[Toolset | None, Sequence[AnyTool]] = {
-    None: core.TOOLS,
-    Toolset.JOBS: jobs.TOOLS,
-    Toolset.REVIEW: review.TOOLS,
-    Toolset.MEDIA: media.TOOLS,
-}
+TOOLSETS = LazyCatalog(
+    {
+        None: core.TOOLS,
+        Toolset.JOBS: "gemini_relay.tools.jobs.toolset",
+        Toolset.REVIEW: "gemini_relay.tools.review.toolset",
+        Toolset.MEDIA: "gemini_relay.tools.media.toolset",
+    }
+)
 
 
 def registry(
@@ -38,7 +69,7 @@ def registry(
     A toolset's definition of a name already registered takes that tool's place (the jobs toolset's gemini-cancel
     gains a jobId); a definition listed by two enabled toolsets (gemini-status, gemini-wait) is registered once.
     """
-    enabled = [tools for key, tools in catalog.items() if key is None or key in toolsets]
+    enabled = [catalog[key] for key in catalog if key is None or key in toolsets]  # the others stay unimported
     chosen: dict[str, AnyTool] = {}
     for tools in enabled:
         chosen.update((tool.name, tool) for tool in tools if not tool.test_only)
