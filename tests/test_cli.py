@@ -136,3 +136,15 @@ def test_a_relay_host_that_answered_a_request_loaded_no_mcp_and_froze_its_import
     loaded = json.loads(dump.read_text(encoding="utf-8"))
     assert _loaded_any(loaded["modules"], ("mcp", "mcp_types", "pydantic", *NEVER_IN_A_SERVER)) == []
     assert loaded["frozen"] > 10_000
+
+
+def test_setup_remove_checks_the_http_address_without_loading_the_web_stack(tmp_path: Path) -> None:
+    # setup runs in the user's shell, once per client edit: the door (starlette, the SDK's transport) is the server's.
+    env = _env(tmp_path)
+    dump = tmp_path / "loaded.json"
+    argv = [sys.executable, "-c", ENTRY, str(dump), "setup", "--remove", "--yes"]
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, timeout=BOUND, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    loaded = json.loads(dump.read_text(encoding="utf-8"))["modules"]
+    assert "gemini_relay.transports.address" in loaded  # it did check the address
+    assert _loaded_any(loaded, ("starlette", "mcp", "gemini_relay.transports.guard")) == []

@@ -62,7 +62,7 @@ def _listener(args: argparse.Namespace) -> tuple[HttpOptions, socket.socket] | i
     import os
 
     from gemini_relay.config import default_state_dir
-    from gemini_relay.transports.guard import parse_address, require_loopback
+    from gemini_relay.transports.address import parse_address, require_loopback
     from gemini_relay.transports.http import SHUTDOWN_GRACE, HttpOptions, bind
     from gemini_relay.transports.token import http_auth
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gemini_relay.errors import ConfigError
-from gemini_relay.transports.guard import Address, parse_address, require_loopback
+from gemini_relay.transports.address import Address, parse_address, require_loopback
 from gemini_relay.transports.token import http_auth, load_token
 from tests.executables import relay_command
 

@@ -161,7 +161,7 @@ def _target(
 
 
 def _url(raw: str | None) -> str:
-    from gemini_relay.transports.guard import parse_address, require_loopback
+    from gemini_relay.transports.address import parse_address, require_loopback
 
     address = parse_address(raw)
     require_loopback(address)

@@ -25,8 +25,9 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gemini_relay.log import logger
+from gemini_relay.transports.address import Address
 from gemini_relay.transports.connections import KEEP_ALIVE, MAX_HEAD, Connections, connection_cap, raise_open_files
-from gemini_relay.transports.guard import Address, Door, security_settings
+from gemini_relay.transports.guard import Door, security_settings
 from gemini_relay.transports.http_envelope import EnvelopeCheck
 from gemini_relay.transports.page import Page, is_page_asset, is_page_path
 from gemini_relay.transports.sessions import MAX_SESSIONS, SESSION_IDLE, SessionCap
