@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from gemini_relay.backends.gemini_cli.acp import AcpBackend, WarmPool
@@ -84,6 +85,21 @@ class AcpWorld:
 async def collect(backend: AcpBackend, spec: RunSpec) -> list[AgentEvent]:
     with anyio.fail_after(BOUND * 3):
         return [event async for event in backend.run(spec)]
+
+
+@asynccontextmanager
+async def every_worker_thread_busy() -> AsyncIterator[None]:
+    """The default worker-thread limiter with no token left (a busy host: other calls' file work)."""
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    holders: list[object] = []
+    while limiter.available_tokens:
+        holders.append(object())
+        await limiter.acquire_on_behalf_of(holders[-1])
+    try:
+        yield
+    finally:
+        for holder in holders:
+            limiter.release_on_behalf_of(holder)
 
 
 def text_of(events: list[AgentEvent]) -> str:

@@ -3,6 +3,7 @@ permissions."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -86,6 +87,20 @@ async def test_a_run_starts_a_conversation_and_finishes_with_usage(world: AcpWor
         .headers.get("user-agent", "")
         .startswith("GeminiCLI-acp/")
     )
+
+
+async def test_the_prompt_is_on_its_way_before_the_session_is_announced(world: AcpWorld, pool: WarmPool) -> None:
+    before = len(world.api.requests)
+    run = world.backend(pool).run(world.spec("hi"))
+    async with contextlib.aclosing(run):
+        with anyio.fail_after(BOUND):
+            first = await anext(run)
+        assert isinstance(first, SessionStarted)
+        # The caller has not taken anything past the announcement (the host records it meanwhile), and still the
+        # prompt reaches the API.
+        await anyio.to_thread.run_sync(world.api.wait_for_requests, before + 1, BOUND)
+        rest = [event async for event in run]
+    assert isinstance(rest[-1], Finished) and rest[-1].ok
 
 
 async def test_a_cold_conversation_continues_warm_and_a_warm_one_in_a_new_process(

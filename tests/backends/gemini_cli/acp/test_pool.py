@@ -12,7 +12,7 @@ from gemini_relay.backends.gemini_cli.sessions import list_conversations
 from gemini_relay.core.events import SessionStarted
 from gemini_relay.errors import RunFailed
 from gemini_relay.supervise.groups import group_alive
-from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, collect, text_of
+from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, collect, every_worker_thread_busy, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -123,6 +123,24 @@ async def test_a_process_past_the_memory_ceiling_is_recycled_and_its_successor_b
         later = await collect(backend, world.spec("[[fake:history]]", conversation_id=conversation))
         assert text_of(later) == "turns=2"
         assert pool.processes == successor != [pid]
+
+
+async def test_a_prompts_answer_does_not_wait_for_the_memory_check(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        backend.prewarm()  # its first spare is ready with its recording: the ask below needs no worker thread
+        warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
+        with anyio.fail_after(BOUND):
+            await warm.ready.wait()
+        pid = pool.processes[0]
+        pool.max_rss_bytes = 1  # the next check finds the process over its ceiling...
+        warm.rss_checked = 0.0  # ...and is due as the next prompt ends
+        async with every_worker_thread_busy():
+            answer = await collect(backend, world.spec("hi"))
+            assert text_of(answer).endswith("hi")
+            assert warm.successor is None and not warm.draining, "the answer waited for the memory check"
+        await wait_until_gone([pid])  # measured once a worker thread is free: over the ceiling, replaced
+        pool.max_rss_bytes = 1 << 40
 
 
 async def test_a_process_holding_max_sessions_is_recycled(world: AcpWorld) -> None:

@@ -127,11 +127,11 @@ class AcpBackend:
             async with self._pool.lease(launch, spec.conversation_id, spec.cwd, mode=mode, model=model) as lease:
                 await _configure(lease, mode, model)
                 session_id = lease.session.session_id
-                yield SessionStarted(session_id=session_id, model=model or lease.session.model, warm=lease.warm)
+                started = SessionStarted(session_id=session_id, model=model or lease.session.model, warm=lease.warm)
                 translator = UpdateTranslator(session_id)
                 # aclosing: a caller closing this generator must close the turn now, not when the GC gets to it.
                 blocks = [{"type": "text", "text": prompt}, *image_blocks(spec.images)]
-                turn = _prompt(lease, blocks, mode, model, translator, deadline, spec.timeout_seconds)
+                turn = _prompt(lease, blocks, started, mode, model, translator, deadline, spec.timeout_seconds)
                 async with contextlib.aclosing(turn):
                     async for event in turn:
                         yield event
@@ -214,12 +214,15 @@ def image_blocks(images: tuple[MediaRef, ...]) -> list[dict[str, str]]:
 async def _prompt(
     lease: Lease,
     blocks: list[dict[str, str]],
+    started: SessionStarted,
     mode: str,
     model: str | None,
     translator: UpdateTranslator,
     deadline: float,
     timeout: float,
 ) -> AsyncGenerator[AgentEvent, None]:
+    """The turn's events, `started` first, once the prompt is on its way: what the caller does with the session
+    (the host records it and tells the servers attached) happens while the CLI works, not before it starts."""
     connection, session_id = lease.connection, lease.session.session_id
     settled = False
     async with connection.listen(session_id) as inbox:
@@ -231,6 +234,7 @@ async def _prompt(
             except AcpConnectionLost as exc:
                 settled = True
                 raise RunFailed(f"{exc.description} before the prompt", retryable=True) from None
+            yield started
             while True:
                 item: Inbound | None = None
                 with anyio.move_on_after(max(deadline - anyio.current_time(), 0)):

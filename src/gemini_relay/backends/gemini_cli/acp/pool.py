@@ -332,7 +332,7 @@ class WarmPool:
         close_when_idle(warm)
         self._notify()
 
-    def _after_prompt(self, warm: WarmProcess) -> None:
+    def _after_prompt(self, warm: WarmProcess, *, measure_here: bool = False) -> None:
         if warm.draining:
             close_when_idle(warm)
         elif warm.prompts >= self.max_prompts:
@@ -341,10 +341,21 @@ class WarmPool:
             self._recycle(warm, f"holds {len(warm.sessions)} sessions")
         elif warm.connection is not None and time.monotonic() - warm.rss_checked >= RSS_CHECK_INTERVAL:
             warm.rss_checked = time.monotonic()
-            rss = group_rss(warm.connection.pid)
-            if rss > self.max_rss_bytes:
-                self._recycle(warm, f"RSS {rss // (1024 * 1024)} MB over the ceiling")
+            if measure_here or self._tg is None:
+                self._check_rss(warm, group_rss(warm.connection.pid))
+            else:
+                # Off the prompt's path: this runs before its answer is handed on, and the measure scans all of
+                # /proc (tens of ms on a busy machine, where a later ask is otherwise ~10 ms over the CLI's own).
+                self._tg.start_soon(self._measure_rss, warm, warm.connection.pid)
         self._notify()
+
+    async def _measure_rss(self, warm: WarmProcess, pid: int) -> None:
+        self._check_rss(warm, await anyio.to_thread.run_sync(group_rss, pid, abandon_on_cancel=True))
+
+    def _check_rss(self, warm: WarmProcess, rss: int) -> None:
+        if rss > self.max_rss_bytes:
+            self._recycle(warm, f"RSS {rss // (1024 * 1024)} MB over the ceiling")
+            self._notify()
 
     def _recycle(self, warm: WarmProcess, why: str) -> None:
         """Replace a process that grew too old or too big: its successor boots now, and the old one serves every
@@ -365,7 +376,7 @@ class WarmPool:
         """Apply the recycling rules to every idle process now (the RSS rule included, unthrottled)."""
         for warm in list(self._warm):
             warm.rss_checked = 0.0
-            self._after_prompt(warm)
+            self._after_prompt(warm, measure_here=True)
 
     def _sweep(self, now: float) -> float:
         """Stop processes idle longer than idle_seconds; the seconds until the next one could expire."""

@@ -57,10 +57,17 @@ def ensure_recorded(home: Path, session_id: str, kept: Recording | None) -> bool
         return True
     if kept is None:
         return False
+    # Not put back: it reappeared meanwhile (ours only if it names the session), or cannot be written.
+    return put_back(kept) or header_id(kept.path) == session_id
+
+
+def put_back(kept: Recording) -> bool:
+    """The recording written again where the CLI records the session, created exclusively (a file there is never
+    overwritten). A few KB: cheaper to write in the caller's event loop than to hand to a worker thread."""
     try:
         fd = os.open(kept.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return header_id(kept.path) == session_id
+        return False
     except OSError as exc:
         logger.info("Could not restore a spare warm session's recording: %s", exc.strerror)
         return False

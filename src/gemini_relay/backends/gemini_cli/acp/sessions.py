@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection
-from gemini_relay.backends.gemini_cli.acp.session_files import Recording, ensure_recorded
+from gemini_relay.backends.gemini_cli.acp.session_files import Recording, ensure_recorded, put_back
 from gemini_relay.backends.gemini_cli.sessions import header_id
 from gemini_relay.backends.gemini_cli.settings import gemini_home
 from gemini_relay.log import logger
@@ -188,9 +188,12 @@ async def take_spare(warm: WarmProcess, key: SpareKey, *, any_settings: bool = F
         states = warm.spares.get(candidate, [])
         while states:
             state = states.pop(0)
-            # The usual case, checked here: the recording is where the spare left it (one small read). A worker
-            # thread costs a call more than that on a busy machine; the search and the repair are for the rare rest.
+            # The usual cases, handled here: the recording is where the spare left it (one small read), or a cold
+            # CLI deleted it (one small write). A worker thread costs a call more than either on a busy machine;
+            # the search and the repair are for the rare rest.
             if state.recording is not None and header_id(state.recording.path) == state.session_id:
+                return state
+            if state.recording is not None and put_back(state.recording):
                 return state
             home = gemini_home(warm.launch.env)
             if await anyio.to_thread.run_sync(ensure_recorded, home, state.session_id, state.recording):
