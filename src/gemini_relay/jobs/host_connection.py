@@ -12,8 +12,6 @@ import contextlib
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,6 +24,7 @@ from anyio.abc import SocketAttribute, SocketStream
 from gemini_relay import __version__
 from gemini_relay.config import Settings
 from gemini_relay.errors import BackendUnavailable
+from gemini_relay.jobs.host_spawn import reap_started, spawn_host
 from gemini_relay.jobs.protocol import (
     MAX_LINE,
     PROTOCOL,
@@ -37,26 +36,19 @@ from gemini_relay.jobs.protocol import (
     check_peer,
     check_private_dir,
     encode_line,
-    host_dir,
     is_newer,
     log_path,
     request_line,
     socket_address,
     socket_path,
 )
-from gemini_relay.jobs.store.job_store import StoreUnwritable
 from gemini_relay.log import logger
 
 START_TIMEOUT = 15.0  # a host's start: Python plus the backend registry
-LOG_KEEP_BYTES = 5 * 1024 * 1024
 # Kept channels: one, so an idle server holds one connection to its host (the host serves MAX_CONNECTIONS in all);
 # the other calls of a burst each pay a connect and a hello (a local round trip) for their own.
 KEPT_CHANNELS = 1
 ATTEMPTS = 3  # a request goes to at most this many connections (a kept one found closed, a draining host's)
-
-
-# Hosts this process started, by any client (the stdio front's early prewarm has its own): reaped on the next start.
-_STARTED: list[subprocess.Popen[bytes]] = []
 
 
 class HostMismatch(Exception):
@@ -132,7 +124,7 @@ class HostConnection:
                 raise
         # Creates run in worker threads: many calls may find no host at once, and only one of them starts it.
         with self._starting:
-            self._reap()
+            reap_started()
             try:
                 return self._greet()
             except HostMismatch as exc:
@@ -187,26 +179,7 @@ class HostConnection:
                     _read(stream)
 
     def _start(self) -> socket.socket:
-        directory = host_dir(self.settings.state_dir)
-        try:
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _rotate(log_path(self.settings.state_dir))
-            log = log_path(self.settings.state_dir).open("ab")
-        except OSError as exc:  # a full or read-only state dir: say so, not "internal error"
-            raise StoreUnwritable(self.settings.state_dir, exc) from exc
-        with log:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "gemini_relay", "host"],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                cwd=directory,
-                env=dict(self.settings.env),
-                start_new_session=True,
-                close_fds=True,
-            )
-        _STARTED.append(child)
-        logger.info("Started the relay host (pid %d)", child.pid)
+        spawn_host(self.settings)
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             try:
@@ -224,10 +197,6 @@ class HostConnection:
                     "set GEMINI_RELAY_HOST=off to run without it."
                 )
             time.sleep(0.02)  # waiting for the socket to accept: connect is the only signal there is
-
-    @staticmethod
-    def _reap() -> None:
-        _STARTED[:] = [c for c in _STARTED if c.poll() is None]
 
     # --- async: the run's stream ------------------------------------------------------------------------------
 
@@ -380,13 +349,6 @@ class HostConnection:
 
 LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError,
          ValueError)  # fmt: skip
-
-
-def _rotate(log: Path) -> None:
-    """Each host appends to host.log; past LOG_KEEP_BYTES it becomes host.log.1 (one generation kept)."""
-    with contextlib.suppress(OSError):
-        if log.stat().st_size > LOG_KEEP_BYTES:
-            log.replace(log.with_name(log.name + ".1"))
 
 
 def _hello() -> dict[str, Any]:
