@@ -117,9 +117,16 @@ def test_a_call_is_answered_when_its_prompt_is_recorded_and_a_model_message_ends
 def test_a_prompt_the_cli_rolled_back_after_a_failed_stream_leaves_the_call_unanswered(tmp_path: Path) -> None:
     earlier = [stamped(user(1, "first"), "2026-12-01T20:00:00.000Z"), gemini(1)]
     rolled_back = {"$set": {"messages": earlier}}  # what the CLI writes when the second prompt's stream failed
-    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), *earlier, user(2, "second"), rolled_back])
+    second = stamped(user(2, "second"), "2026-12-01T20:00:06.000Z")
+    write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [header(), *earlier, second, rolled_back])
     since = 1796155205.0  # after the first prompt: the last recorded prompt is not this call's
     assert recorded_call(tmp_path, SID, since) == RecordedCall((), answered=False)
+
+
+def test_a_file_without_this_calls_prompt_says_nothing_of_the_call(tmp_path: Path) -> None:
+    # Deleted mid-turn by a starting CLI's session cleanup: the answer went to a new file, without its prompt.
+    path = write(tmp_path, f"session-2026-12-01T20-00-{SID[:8]}.jsonl", [gemini(2)])
+    assert recorded_call(tmp_path, SID, 1796155205.0, path=path) is None
 
 
 def test_a_call_that_ends_on_a_tools_answer_is_unanswered(tmp_path: Path) -> None:

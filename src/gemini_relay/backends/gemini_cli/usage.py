@@ -56,8 +56,9 @@ def recorded_call(
     home: Path, session_id: str, since: float | None = None, *, path: Path | None = None
 ) -> RecordedCall | None:
     """The session's latest call; None without a readable recording. With `since` (a Unix time taken before the
-    prompt was sent), a last prompt recorded before it is an earlier call's: this call's was rolled back. `path`:
-    the file the session records into, when known (no search of the CLI home)."""
+    prompt was sent), a last prompt recorded before it is an earlier call's: this call's was rolled back — when the
+    file shows this call's prompt at all (None when it does not). `path`: the file the session records into, when
+    known (no search of the CLI home)."""
     path = path or latest_chats_file(home, session_id)
     if path is None or (since is not None and _unwritten_since(path, since)):
         return None  # a CLI that stopped recording (a full disk) leaves a file that says nothing of this call
@@ -72,6 +73,10 @@ def recorded_call(
         if prompts or whole:
             break
         limit *= 4
+    if since is not None and not _prompted_since(lines, since):
+        # The file holds no prompt of this call, not even one rolled back: it is not the call's recording (a CLI
+        # starting in the project deleted it mid-turn as prompt-less, and the answer went to a new, headless file).
+        return None
     if not prompts or (since is not None and _recorded_at(messages[prompts[-1]]) < since):
         return RecordedCall((), answered=False)
     after = messages[prompts[-1] + 1 :]
@@ -182,6 +187,17 @@ def _is_prompt(message: dict[str, Any]) -> bool:
         return False
     texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
     return any(not text.lstrip().startswith(_SESSION_CONTEXT) for text in texts)
+
+
+def _prompted_since(lines: list[str], since: float) -> bool:
+    """Whether a prompt stamped at or after `since` was ever recorded in `lines` (kept or since rolled back)."""
+    for line in lines:
+        if '"user"' not in line:  # most lines are the model's: not parsed
+            continue
+        record = json_record(line)
+        if record is not None and _is_prompt(record) and _recorded_at(record) >= since:
+            return True
+    return False
 
 
 def _tail(path: Path, limit: int) -> tuple[list[str], bool]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import anyio
 import anyio.to_thread
 import pytest
@@ -11,6 +13,7 @@ from gemini_relay.backends.gemini_cli.acp.sessions import WarmProcess, take_spar
 from gemini_relay.backends.gemini_cli.sessions import header_id, latest_chats_file
 from gemini_relay.core.events import AgentEvent, Finished, SessionStarted, TextDelta
 from tests.backends.gemini_cli.acp.conftest import BOUND, AcpWorld, collect, every_worker_thread_busy
+from tests.fakes.fake_gemini_api import GATE_TEXT
 
 pytestmark = pytest.mark.anyio
 
@@ -126,3 +129,27 @@ async def test_a_fresh_ask_served_from_a_ready_spare_needs_no_worker_thread(worl
         assert session_of(events) == spare
         finished = [e for e in events if isinstance(e, Finished)]
         assert finished and finished[0].usage is not None  # the recording was read: the call's usage is in it
+
+
+async def test_a_spare_whose_recording_a_starting_cli_deletes_mid_turn_still_answers(world: AcpWorld) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        spare = await prewarmed_spare(pool, backend)
+        recording = latest_chats_file(world.home, spare)
+        assert recording is not None
+        world.api.gate.clear()
+        before = len(world.api.requests)
+        run = backend.run(world.spec("[[fake:gate]]"))
+        async with contextlib.aclosing(run):
+            with anyio.fail_after(BOUND):
+                assert isinstance(await anext(run), SessionStarted)
+                await anyio.to_thread.run_sync(world.api.wait_for_requests, before + 1, BOUND)
+            # The prompt is recorded; a CLI starting now in the project (its session cleanup read the file while it
+            # was prompt-less) deletes it, and the warm CLI records the answer into a new, headless file.
+            recording.unlink()
+            world.api.gate.set()
+            with anyio.fail_after(BOUND):
+                rest = [event async for event in run]
+    finished = rest[-1]
+    assert isinstance(finished, Finished) and finished.ok, "the answer arrived whole but was called cut short"
+    assert "".join(e.text for e in rest if isinstance(e, TextDelta)) == GATE_TEXT
