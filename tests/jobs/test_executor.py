@@ -19,7 +19,7 @@ from gemini_relay.core.vocabulary import BackendName, RunState
 from gemini_relay.errors import InputError, RelayError
 from gemini_relay.jobs.engine.engine import RunEngine
 from gemini_relay.jobs.engine.runners import JobOptions
-from gemini_relay.jobs.follower import RunFollower
+from gemini_relay.jobs.follower import WATCHED, RunFollower
 from gemini_relay.jobs.store.job_store import JobConflict
 from gemini_relay.tools.common.context import Deps
 from tests.inmemory.scripted import Script, ScriptedBackend, answer, held_backend
@@ -183,3 +183,38 @@ async def test_the_servers_record_follows_the_hosts_and_the_call_returns_the_who
         assert (record.state, record.session_id, record.tail) == (RunState.RUNNING, hosts.session_id, hosts.tail)
         hold.set()
     assert outcome == [LONG_ANSWER]
+
+
+async def test_a_run_nobody_watches_is_attached_quietly_and_gets_its_result_alone(tmp_path: Path) -> None:
+    """Every message wakes the server: a call without a progressToken (nothing shows its progress) gets only the
+    result from the host, with the whole text, the session and the model."""
+    hold = anyio.Event()
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=_pieces(LONG_ANSWER), hold=hold))
+    async with executor(tmp_path, backend) as deps:
+        assert deps.jobs is not None
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
+        channel = await deps.jobs.client.open()
+        try:
+            await channel.send({"op": "run", "job_id": record.run_id, "env": {}, "quiet": True})
+            hold.set()
+            with anyio.fail_after(BOUND):
+                messages = [await channel.receive()]
+        finally:
+            await channel.aclose()
+    assert set(messages[0]) == {"result"} and messages[0]["result"]["text"] == LONG_ANSWER
+
+
+async def test_a_call_without_a_progress_token_attaches_quietly_and_returns_the_whole_answer(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    backend.queue(Script(deltas=_pieces(LONG_ANSWER)))
+    async with executor(tmp_path, backend) as deps:
+        record = await deps.runs.register(spec(tmp_path), BackendName("gemini"))
+        watched = WATCHED.set(False)
+        try:
+            with anyio.fail_after(BOUND):
+                result = await deps.runs.execute(record)
+        finally:
+            WATCHED.reset(watched)
+    assert result.text == LONG_ANSWER and record.text == ""  # no change of the host's record crossed
+    assert record.session_id == result.conversation_id is not None

@@ -47,6 +47,10 @@ from gemini_relay.supervise.liveness import is_alive
 
 CANCEL_TIMEOUT_MARGIN = 10.0
 
+# Whether anyone shows this call's progress (its caller sent a progressToken, or it is a task): a run nobody watches
+# is attached to quietly, its result alone (server/relay.py sets it per call).
+WATCHED: contextvars.ContextVar[bool] = contextvars.ContextVar("watched", default=True)
+
 # The jobs a resumed task already has, in the order its handler will register runs (tasks resume their handler).
 _RESUMING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("resuming", default=None)
 
@@ -228,7 +232,10 @@ class RunFollower:
         Raises:
             OSError: no host answered (the store tells the outcome).
         """
-        line = request_line({"op": "run", "job_id": record.run_id, "env": self._env})
+        request: dict[str, Any] = {"op": "run", "job_id": record.run_id, "env": self._env}
+        if not WATCHED.get():
+            request["quiet"] = True
+        line = request_line(request)
         while True:
             channel, reused = await self._client.checkout()
             try:

@@ -131,8 +131,10 @@ class LiveJob:
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
 
-    async def stream(self, channel: Channel) -> None:
-        """Every change (from the first: a late attacher misses nothing), then the result with its whole text."""
+    async def stream(self, channel: Channel, *, progress: bool = True) -> None:
+        """Every change (from the first: a late attacher misses nothing), then the result with its whole text.
+        Without `progress` only the questions go before the result: each message wakes the server, and a call that
+        shows no progress has nothing to do with them (the result carries the text, session and model)."""
         sent = 0
         while True:
             changed = self._changed
@@ -140,6 +142,8 @@ class LiveJob:
                 message = self.messages[sent]
                 sent += 1
                 question = message.get("question")
+                if question is None and not progress:
+                    continue
                 if question is None or question["id"] not in self.questions.settled:  # an answered one is not news
                     await channel.send(message)
             if self.result is not None and sent == len(self.messages):

@@ -270,7 +270,7 @@ class RelayHost:
         if op == "create":
             await channel.send(self.jobs.create(request))
         elif op == "run":
-            await self.jobs.attach(channel, str(request["job_id"]))
+            await self.jobs.attach(channel, str(request["job_id"]), progress=not request.get("quiet"))
         elif op == "cancel":
             await channel.send(await self.jobs.cancel(str(request["job_id"])))
         elif op == "answer":

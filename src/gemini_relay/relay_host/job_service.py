@@ -84,7 +84,9 @@ class JobService:
         finally:
             self.registries.release(registry)
 
-    async def attach(self, channel: Channel, job_id: str) -> None:
+    async def attach(self, channel: Channel, job_id: str, *, progress: bool = True) -> None:
+        """Stream the run's changes (`progress`: False when nobody watches them: only its questions) and its result
+        to the server attached."""
         live = self.runner.live.get(job_id)
         if live is None:
             live = self.adopt(job_id)
@@ -101,7 +103,7 @@ class JobService:
             return
         self.streams += 1
         try:
-            await live.stream(channel)
+            await live.stream(channel, progress=progress)
         finally:
             self.streams -= 1
             if not self.streams:

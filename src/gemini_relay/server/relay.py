@@ -25,6 +25,7 @@ from gemini_relay import __version__
 from gemini_relay.core.vocabulary import FailureReason, Toolset
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.format import NOTICE_MARKER, failure_message, misconfigured, with_notices, with_receipt
+from gemini_relay.jobs.follower import WATCHED
 from gemini_relay.log import describe_call, logger
 from gemini_relay.server.elicit import asking_caller
 from gemini_relay.server.fixture_hook import load_fixtures
@@ -128,8 +129,12 @@ class RelayServer:
 
         async def body(call: CallProgress) -> types.CallToolResult:
             call.channel = CallChannel(ctx)
-            with asking_caller(ctx, self.deps.settings.ask_timeout_seconds):  # a task's runs have no caller to ask
-                return await self._invoke(tool, arguments, call, self.deps)
+            watched = WATCHED.set(send is not None)  # without a progressToken nothing shows the runs' progress
+            try:
+                with asking_caller(ctx, self.deps.settings.ask_timeout_seconds):  # a task's runs have no caller to ask
+                    return await self._invoke(tool, arguments, call, self.deps)
+            finally:
+                WATCHED.reset(watched)
 
         return await run_with_keepalive(tool.name, send, interval, body)
 
