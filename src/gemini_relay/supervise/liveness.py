@@ -44,7 +44,13 @@ def boot_id() -> str | None:
         return None
 
 
+_OWN: dict[int, tuple[int | None, str | None]] = {}  # this process's start ticks and boot id (by pid: a fork's own)
+
+
 def describe(pid: int, *, shared: bool = False) -> ProcessInfo:
+    if pid == os.getpid():  # a host describes itself on every job: two /proc reads that never change
+        ticks, boot = _OWN.get(pid) or _OWN.setdefault(pid, (start_ticks(pid), boot_id()))
+        return ProcessInfo(pid=pid, start_ticks=ticks, boot_id=boot, shared=shared)
     return ProcessInfo(pid=pid, start_ticks=start_ticks(pid), boot_id=boot_id(), shared=shared)
 
 

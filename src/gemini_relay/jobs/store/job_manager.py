@@ -98,7 +98,7 @@ class JobManager:
             StoreUnwritable: the state dir is full or read-only (no job is left).
         """
         key = hashlib.sha256(options.idempotency_key.encode("utf-8")).hexdigest() if options.idempotency_key else None
-        digest = request_hash(record)
+        digest = request_hash(record) if key is not None else None  # compared only under a key
         meta = JobMeta(
             job_id=record.run_id,
             tool=record.spec.tool,
@@ -112,7 +112,7 @@ class JobManager:
             env=env,
         )
         self.store.create(meta)
-        if key is not None:
+        if key is not None and digest is not None:
             try:
                 bound = self.store.bind_idempotency(key, record.run_id, digest)
             except (JobConflict, StoreUnwritable):

@@ -79,10 +79,19 @@ class JobMeta:
     env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        owner = asdict(self.owner) if self.owner else None
-        data = {**asdict(self), "backend": self.backend, "spec": self.spec.to_json(), "owner": owner}
-        data.pop("env")  # never in meta.json: the store keeps it in a file of its own
-        return data
+        # Field by field: asdict() would deep-copy the spec only for spec.to_json() to replace it. `env` is never in
+        # meta.json: the store keeps it in a file of its own.
+        return {
+            "job_id": self.job_id,
+            "tool": self.tool,
+            "backend": self.backend,
+            "spec": self.spec.to_json(),
+            "created_at": self.created_at,
+            "priority": self.priority,
+            "idempotency_key": self.idempotency_key,
+            "request_hash": self.request_hash,
+            "owner": asdict(self.owner) if self.owner else None,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobMeta:
