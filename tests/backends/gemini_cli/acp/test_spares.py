@@ -26,12 +26,19 @@ async def spares_ready(warm: WarmProcess, count: int) -> None:
             await warm.spare_done.wait()
 
 
-async def prewarmed_spare(pool: WarmPool, backend: AcpBackend) -> str:
-    """Prewarm one process and wait for its first spare: the session id the first fresh ask should take."""
+async def prewarmed_spares(pool: WarmPool, backend: AcpBackend) -> list[str]:
+    """Prewarm one process and wait until it is ready: the session ids of its spares, in the order fresh asks take
+    them."""
     backend.prewarm()
-    await spares_ready(pool._warm[0], 1)  # pyright: ignore[reportPrivateUsage]
-    (spare,) = pool._warm[0].created  # pyright: ignore[reportPrivateUsage]
-    return spare
+    warm = pool._warm[0]  # pyright: ignore[reportPrivateUsage]
+    with anyio.fail_after(BOUND):
+        await warm.ready.wait()
+    return [state.session_id for states in warm.spares.values() for state in states]
+
+
+async def prewarmed_spare(pool: WarmPool, backend: AcpBackend) -> str:
+    """Prewarm one process: the session id the first fresh ask should take."""
+    return (await prewarmed_spares(pool, backend))[0]
 
 
 def session_of(events: list[AgentEvent]) -> str:
@@ -59,6 +66,17 @@ async def test_a_spare_is_not_made_while_another_prompt_runs_and_is_made_once_it
         await stalled.aclose()  # the turn is cancelled; then the spare is made
         await spares_ready(warm, 1)
         assert len(warm.created) == sessions + 1
+
+
+async def test_a_prewarmed_process_has_sessions_ready_for_the_first_ask_and_the_one_right_after_it(
+    world: AcpWorld,
+) -> None:
+    async with world.pool() as pool:
+        backend = world.backend(pool)
+        spares = await prewarmed_spares(pool, backend)
+        first = await collect(backend, world.spec("the first ask"))
+        second = await collect(backend, world.spec("and one sent as it ends"))  # no quiet moment between them
+        assert [session_of(first), session_of(second)] == spares, "the second ask waited for a session/new"
 
 
 async def test_a_prewarmed_process_has_the_first_new_conversations_session_ready(world: AcpWorld) -> None:
