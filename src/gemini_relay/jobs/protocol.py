@@ -34,6 +34,9 @@ from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RelayError, RunFailed
 from gemini_relay.jobs.engine.record import RecordChange
 from gemini_relay.jobs.store.job_store import JobConflict
+from gemini_relay.jobs.unix_streams import install as _guard_unix_streams
+
+_guard_unix_streams()  # before any channel exists (jobs/unix_streams.py says why)
 
 # 2: a Finished and a result may travel without the text the deltas carried; 3: questions, `answer`; 4: `progress`
 # (the host's record) instead of events, the result with its whole text
