@@ -27,28 +27,23 @@ def install() -> None:
     if getattr(mixin, "_gemini_relay_guarded", False) or not hasattr(mixin, "_wait_until_readable"):
         return
 
-    def wait_until_readable(self: Any, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-        def done(_future: object) -> None:
-            del self._receive_future
-            loop.remove_reader(self._raw_socket)
-
-        future: asyncio.Future[None] = asyncio.Future()
-        self._receive_future = future
-        loop.add_reader(self._raw_socket, _set_unless_done, future)
-        future.add_done_callback(done)
-        return future
-
-    def wait_until_writable(self: Any, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-        def done(_future: object) -> None:
-            del self._send_future
-            loop.remove_writer(self._raw_socket)
-
-        future: asyncio.Future[None] = asyncio.Future()
-        self._send_future = future
-        loop.add_writer(self._raw_socket, _set_unless_done, future)
-        future.add_done_callback(done)
-        return future
-
-    mixin._wait_until_readable = wait_until_readable
-    mixin._wait_until_writable = wait_until_writable
+    mixin._wait_until_readable = _waiter("_receive_future", "add_reader", "remove_reader")
+    mixin._wait_until_writable = _waiter("_send_future", "add_writer", "remove_writer")
     mixin._gemini_relay_guarded = True
+
+
+def _waiter(attribute: str, add: str, remove: str) -> Any:
+    """anyio's wait for one direction of readiness, with the guarded callback."""
+
+    def wait(self: Any, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        def done(_future: object) -> None:
+            delattr(self, attribute)
+            getattr(loop, remove)(self._raw_socket)
+
+        future: asyncio.Future[None] = asyncio.Future()
+        setattr(self, attribute, future)
+        getattr(loop, add)(self._raw_socket, _set_unless_done, future)
+        future.add_done_callback(done)
+        return future
+
+    return wait
