@@ -73,11 +73,11 @@ def recorded_call(
         if prompts or whole:
             break
         limit *= 4
-    if since is not None and not _prompted_since(lines, since):
-        # The file holds no prompt of this call, not even one rolled back: it is not the call's recording (a CLI
-        # starting in the project deleted it mid-turn as prompt-less, and the answer went to a new, headless file).
-        return None
     if not prompts or (since is not None and _recorded_at(messages[prompts[-1]]) < since):
+        if since is not None and not _prompted_since(lines, since):
+            # The file holds no prompt of this call, not even one rolled back: it is not the call's recording (a CLI
+            # starting in the project deleted it mid-turn as prompt-less; the answer went to a new, headless file).
+            return None
         return RecordedCall((), answered=False)
     after = messages[prompts[-1] + 1 :]
     turns = tuple(m for m in after if m.get("type") == "gemini")
