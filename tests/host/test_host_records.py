@@ -31,10 +31,11 @@ GEMINI = BackendName("gemini")
 
 
 @asynccontextmanager
-async def executor(tmp_path: Path, backend: ScriptedBackend) -> AsyncIterator[Deps]:
+async def executor(tmp_path: Path, backend: ScriptedBackend, **more: str) -> AsyncIterator[Deps]:
+    """The host's executor in this process over `backend`; `more`: further settings (GEMINI_RELAY_…)."""
     env = {"HOME": str(tmp_path), "PATH": str(tmp_path), "GEMINI_RELAY_STATE_DIR": str(tmp_path / "state"),
            "GEMINI_RELAY_HOST": "off", "GEMINI_MCP_BACKEND": "gemini", "GEMINI_RELAY_MAX_CONCURRENT": "2",
-           "GEMINI_RELAY_MIN_GAP_MS": "0", "GEMINI_RELAY_JITTER_MS": "0"}  # fmt: skip
+           "GEMINI_RELAY_MIN_GAP_MS": "0", "GEMINI_RELAY_JITTER_MS": "0", **more}  # fmt: skip
     deps = build_deps(Settings.from_env(env, cwd=tmp_path), backends={GEMINI: backend})
     with anyio.fail_after(BOUND):
         async with deps.serving():

@@ -187,3 +187,28 @@ async def test_a_cancelled_waiter_leaves_no_trace() -> None:
 def test_a_policy_with_impossible_values_is_refused(policy: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="must be a finite number"):
         PacingPolicy(**policy)
+
+
+async def test_starts_now_says_whether_admit_would_start_a_call_without_waiting() -> None:
+    clock = FakeClock()
+    gapped = pacer(PacingPolicy(min_gap=5), clock)
+    assert gapped.starts_now(gate_free=True) and not gapped.starts_now(gate_free=False)
+    async with gapped.admit():
+        pass
+    assert not gapped.starts_now(gate_free=True)  # the next start is 5 s away
+    clock.now = 5
+    assert gapped.starts_now(gate_free=True)
+    assert not pacer(PacingPolicy(jitter=0.5), clock).starts_now(gate_free=True)  # a jitter is drawn: it may wait
+    slot = anyio.Semaphore(1)
+    queued = pacer(PacingPolicy(), clock)
+    with anyio.fail_after(BOUND):
+        async with anyio.create_task_group() as tg, slot:
+            tg.start_soon(_enter_once, queued, slot)
+            while not queued.waiting:
+                await anyio.lowlevel.checkpoint()
+            assert not queued.starts_now(gate_free=True)  # another call waits ahead of it (FIFO)
+
+
+async def _enter_once(paced: Pacer, gate: anyio.Semaphore) -> None:
+    async with paced.admit(gate):
+        pass

@@ -7,6 +7,8 @@ as the job's supervisor: if it dies, derive_status says `interrupted`.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import time
 from collections.abc import Mapping
@@ -17,7 +19,7 @@ import anyio
 
 from gemini_relay.backends.asking import ASKER, Asker, AskOutcome, Unasked
 from gemini_relay.backends.base import Backend
-from gemini_relay.core.events import AgentEvent, SessionStarted, TextDelta
+from gemini_relay.core.events import AgentEvent
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
 from gemini_relay.errors import BackendUnavailable, InputError, RunCancelled, RunFailed, RunTimedOut
@@ -33,63 +35,22 @@ from gemini_relay.jobs.store.job_store import (
     EXIT_FAILED,
     EXIT_SPAWN_FAILED,
     EXIT_TIMEOUT,
+    JobConflict,
+    JobMeta,
     JobNotFound,
     JobResult,
-    JobStore,
     Progress,
+    StoreUnwritable,
     unrecordable,
 )
 from gemini_relay.jobs.store.locks import try_claim_job
 from gemini_relay.log import logger
 from gemini_relay.relay_host.questions import Questions
-from gemini_relay.supervise.liveness import describe, start_ticks
+from gemini_relay.relay_host.store_mirror import StoreMirror
+from gemini_relay.supervise.liveness import describe
 
 RECORD_ERRORS = (OSError, JobNotFound)  # a full or read-only state dir, a job dir removed while its job runs
 MAX_UNRECORDED = 64  # unrecorded results kept for late attachers; each holds its run's text
-
-
-class StoreMirror:
-    """Copies a live record into the store: text as it streams (partial text survives a crash), progress often."""
-
-    def __init__(self, store: JobStore, job_id: str, record: RunRecord, started_at: float) -> None:
-        self._store = store
-        self._job_id = job_id
-        self._record = record
-        self._started_at = started_at
-        self._written: Progress | None = None
-
-    def on_event(self, event: AgentEvent) -> None:
-        if isinstance(event, TextDelta) and event.text:
-            self._store.append_text(self._job_id, event.text)
-        elif isinstance(event, SessionStarted):
-            self.flush()
-
-    def flush(self) -> None:
-        record = self._record
-        state = record.state if record.state in (RunState.STARTING, RunState.RUNNING) else RunState.RUNNING
-        progress = Progress(
-            state=state,
-            session_id=record.session_id,
-            model=record.model,
-            cli_pid=record.pid,
-            cli_start_ticks=start_ticks(record.pid) if record.pid else None,
-            started_at=self._started_at,
-            updated_at=time.time(),
-            step_type=record.step_type,
-        )
-        if self._written is None or _changed(self._written, progress):
-            self._store.write_progress(self._job_id, progress)
-            self._written = progress
-
-
-def _changed(old: Progress, new: Progress) -> bool:
-    return (old.state, old.session_id, old.model, old.cli_pid, old.step_type) != (
-        new.state,
-        new.session_id,
-        new.model,
-        new.cli_pid,
-        new.step_type,
-    )
 
 
 class LiveJob:
@@ -105,6 +66,8 @@ class LiveJob:
         self.questions = Questions()
         self.asker: Asker = Unasked(AskOutcome.NO_CALLER)  # set from the create request (relay_host/questions.py)
         self._changed = anyio.Event()
+        # Set once the job is in the store (its run underway, or queued) or its run ended: its creator's reply waits.
+        self.underway = anyio.Event()
         self._shown: RecordChange | None = None
         self._chunks = 0  # the record's streamed pieces already sent
         self.progressed()
@@ -172,6 +135,9 @@ class JobExecutor:
         self._claims: dict[str, int] = {}
         self.unrecorded: dict[str, JobResult] = {}  # results the state dir refused, newest last (attachers get them)
         self._unwritten: set[str] = set()  # of those, the ones still to write once there is room
+        # Jobs created but not written yet (create_later): written once their run is underway, or must queue.
+        self.unborn: dict[str, JobMeta] = {}
+        self.unwritable: dict[str, StoreUnwritable] = {}  # of those, the ones the state dir refused
 
     def claim(self, job_id: str) -> bool:
         """Take the job's claim for as long as this host runs it: two executors (the shared host, a server's own,
@@ -197,6 +163,53 @@ class JobExecutor:
         """The job created in the store (JobManager.create: its idempotency key and conversation lock)."""
         return self.jobs.create(record, options, env)
 
+    def create_later(self, record: RunRecord, options: JobOptions, env: Mapping[str, str] | None = None) -> RunRecord:
+        """A fresh job without an idempotency key, written to the store only once its run is underway (its prompt
+        on its way) or must wait for its turn (queueing): the six files of a new job took ~2 ms of a warm later ask
+        before its prompt. Until then nobody knows its id (its creator's reply waits), so nothing can adopt it: a
+        host that dies first leaves no job, and its warm CLI dies with it.
+
+        Raises:
+            JobConflict: the conversation is already running.
+        """
+        self.unborn[record.run_id] = self.jobs.prepare(record, options, env)
+        return record
+
+    def queueing(self, record: RunRecord) -> None:
+        """The engine's word that this run waits for a slot: a job not written yet is written as queued (with its
+        environment, for adoption) before it waits."""
+        if record.run_id in self.unborn:
+            self.materialize(record, started=False)
+
+    def materialize(self, record: RunRecord, *, started: bool, progress: Progress | None = None) -> None:
+        """Write a job kept unborn: as queued, or (`started`) with this host as its supervisor and no environment
+        (it will not be adopted, so its secrets never touch the disk, and it needs no claim; a queued one is claimed).
+
+        Raises:
+            RunFailed: the state dir refused it (STORE_UNWRITABLE); its creator is told (unwritable).
+        """
+        job_id = record.run_id
+        meta = self.unborn.pop(job_id, None)
+        if meta is None:
+            return
+        live = self.live.get(job_id)
+        try:
+            if started:
+                supervisor = describe(os.getpid(), shared=True)
+                self.store.create(replace(meta, env=None), supervisor=supervisor, progress=progress)
+            else:
+                self.store.create(meta)
+        except (StoreUnwritable, JobConflict) as exc:
+            self.unwritable[job_id] = exc if isinstance(exc, StoreUnwritable) else StoreUnwritable(
+                self.store.root, OSError(errno.EEXIST, str(exc)))  # fmt: skip
+            cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else OSError(str(exc))
+            raise unrecordable(self.store.root, cause, partial_text=record.text) from exc
+        finally:
+            if live is not None:
+                live.underway.set()
+        if not started:
+            self.claim(job_id)  # a claim settles who adopts a queued job; one born supervised is never queued
+
     def lock_for(self, job_id: str, conversation_id: str | None) -> None:
         self.jobs.lock_for(job_id, conversation_id)
 
@@ -206,6 +219,12 @@ class JobExecutor:
     def abandon(self, record: RunRecord) -> None:
         """JobManager.abandon, whose write the state dir may refuse: the job's end is then kept in memory (execute
         records it later), never an error out of the engine."""
+        if record.run_id in self.unborn:
+            try:
+                self.materialize(record, started=False)  # its end is recorded like any queued job's
+            except RunFailed:  # the state dir refused the job itself: its creator hears why
+                self.jobs.release_lock(record.run_id)
+                return
         try:
             self.jobs.abandon(record)
         except RECORD_ERRORS as exc:
@@ -223,20 +242,25 @@ class JobExecutor:
         def listen(event: AgentEvent) -> None:
             if live is not None:
                 live.progressed()
+            if job_id in self.unborn:  # the first event: the prompt is on its way, the job is written now
+                progress = mirror.current()
+                self.materialize(record, started=True, progress=progress)  # RunFailed into the run's loop
+                mirror.written(progress)
             try:
                 mirror.on_event(event)
                 mirror.flush()  # writes only when state, session, model, CLI pid or step changed
             except RECORD_ERRORS as exc:  # raised into the run's loop: its backend is closed, the run fails
                 raise self._unrecordable(exc, record) from exc
 
-        try:
-            self.store.write_supervisor(job_id, describe(os.getpid(), shared=True))
-            # Started: nothing will adopt it again, so its secrets leave the disk now, not only with its result (a
-            # host killed mid-run writes none).
-            self.store.forget_env(job_id)
-            mirror.flush()
-        except RECORD_ERRORS as exc:
-            raise self._unrecordable(exc, record) from exc
+        if job_id not in self.unborn:  # written before it started (queued): it is started now
+            try:
+                self.store.write_supervisor(job_id, describe(os.getpid(), shared=True))
+                # Started: nothing will adopt it again, so its secrets leave the disk now, not only with its result
+                # (a host killed mid-run writes none).
+                self.store.forget_env(job_id)
+                mirror.flush()
+            except RECORD_ERRORS as exc:
+                raise self._unrecordable(exc, record) from exc
         record.listener = listen
         token = ASKER.set(live.asker if live is not None else None)
         try:
@@ -257,14 +281,22 @@ class JobExecutor:
         try:
             result = await execute_to_result(engine, record, time.time())
             self.jobs.release_lock(job_id)  # before the result: whoever sees it may continue the conversation at once
+            if job_id in self.unborn:  # it ended before its first event (it failed to start, or was cancelled)
+                with contextlib.suppress(RunFailed):
+                    self.materialize(record, started=True)
+            if job_id in self.unwritable:
+                final = result  # no job to record it in: its creator is told the state dir refused it
+                return result
             final = self._record(job_id, result)
             logger.info("Job %s finished %s", job_id, final.state)
             return final
         finally:
             self.release(job_id)
+            self.unborn.pop(job_id, None)
             self.backends.pop(job_id, None)
             live = self.live.pop(job_id, None)
             if live is not None:
+                live.underway.set()
                 stored = final or self._stored(job_id)
                 if stored is not None:
                     live.finish(stored.result)

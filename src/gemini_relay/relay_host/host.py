@@ -268,7 +268,7 @@ class RelayHost:
     async def _handle(self, channel: Channel, request: dict[str, Any]) -> None:
         op = request.get("op")
         if op == "create":
-            await channel.send(self.jobs.create(request))
+            await channel.send(await self.jobs.create(request))
         elif op == "run":
             await self.jobs.attach(channel, str(request["job_id"]), progress=not request.get("quiet"))
         elif op == "cancel":

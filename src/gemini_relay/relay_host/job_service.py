@@ -5,6 +5,7 @@ died. RelayHost (host.py) owns the socket and the lifecycle and hands each reque
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,8 @@ from gemini_relay.relay_host.questions import asker_for
 from gemini_relay.relay_host.warm_pools import WarmPools
 from gemini_relay.supervise.liveness import is_alive
 
+UNDERWAY_WAIT = 0.1  # seconds a create's reply waits for its run to be underway (a warm prompt takes ~1 ms)
+
 
 @dataclass(eq=False)  # one per host: compared by identity
 class JobService:
@@ -51,7 +54,9 @@ class JobService:
         found = live is not None and live.questions.answer(str(request.get("question")), answer)
         return {"answered": found}
 
-    def create(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Create the job and start it. One without an idempotency key is written once its run is underway
+        (executor.create_later): the reply waits for that (UNDERWAY_WAIT at most), so the prompt goes out first."""
         if self.draining:
             return {"error": {"kind": "draining", "message": "the relay host is draining"}}
         try:
@@ -61,15 +66,31 @@ class JobService:
             registry = self.registries.get(env, spec.cwd)
             registry.backend(backend)  # BackendUnavailable for a name this relay has no backend for
             options = JobOptions(**(request.get("options") or {}))
-            record = self.runner.create(RunRecord(spec=spec, backend=backend, run_id=request["run_id"]), options, env)
+            record = RunRecord(spec=spec, backend=backend, run_id=request["run_id"])
+            later = not options.idempotency_key
+            record = (
+                self.runner.create_later(record, options, env) if later else self.runner.create(record, options, env)
+            )
         except RelayError as exc:
             return {"error": encode_error(exc)}
-        if not record.reused_job:
+        if record.reused_job:
+            return {"job_id": record.run_id, "reused": True}
+        if not later:
             self.runner.claim(record.run_id)  # a fresh job: nobody else can hold it yet
-            self._start(record, registry)
-            live = self.runner.live[record.run_id]  # its task has not started yet: the asker is in place before it
-            live.asker = asker_for(request.get("ask"), live.questions, live.publish_question)
-        return {"job_id": record.run_id, "reused": record.reused_job}
+        self._start(record, registry)
+        live = self.runner.live[record.run_id]  # its task has not started yet: the asker is in place before it
+        live.asker = asker_for(request.get("ask"), live.questions, live.publish_question)
+        if later:
+            with anyio.move_on_after(UNDERWAY_WAIT):
+                await live.underway.wait()
+            if record.run_id in self.runner.unborn:  # not underway yet (a cold start): written as it stands now
+                with contextlib.suppress(RunFailed):
+                    self.runner.materialize(record, started=record.state is not RunState.QUEUED)
+            refused = self.runner.unwritable.pop(record.run_id, None)
+            if refused is not None:
+                self.engine.cancel(record.run_id, "the state dir refused its job")  # nobody will know its id
+                return {"error": encode_error(refused)}
+        return {"job_id": record.run_id, "reused": False}
 
     def _start(self, record: RunRecord, registry: BackendRegistry) -> None:
         assert self.tasks is not None

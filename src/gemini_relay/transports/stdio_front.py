@@ -21,6 +21,7 @@ import os
 import queue
 import select
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from gemini_relay.log import logger, requests_log, shown
@@ -50,7 +51,7 @@ class StdioFront:
         self._init_pending = False  # the SDK's answer to that initialize is still to be dropped
         self._sent_tools: dict[str, Any] | None = None
         self.answered: list[str] = []  # what the front answered itself, in order
-        self._waiter: tuple[Any, Any] | None = None  # (loop token, anyio.Event): next_line waiting for a line
+        self._waiter: Callable[[], object] | None = None  # wakes next_line waiting for a line (from any thread)
         self._waiter_lock = threading.Lock()
         threading.Thread(target=self._read, name="stdio-front-reader", daemon=True).start()
 
@@ -142,11 +143,8 @@ class StdioFront:
         with self._waiter_lock:
             waiter, self._waiter = self._waiter, None
         if waiter is not None:
-            import anyio.from_thread
-
-            token, arrived = waiter
             with contextlib.suppress(RuntimeError):  # its loop has ended (the server is exiting)
-                anyio.from_thread.run_sync(arrived.set, token=token)
+                waiter()
 
     # --- the SDK's stdin and stdout (stdio_server's explicit streams) ------------------------------------------------
 
@@ -180,7 +178,7 @@ class StdioFront:
                 # a request and its handler, and none is left waiting on stdin at shutdown.
                 arrived = anyio.Event()
                 with self._waiter_lock:
-                    self._waiter = (anyio.lowlevel.current_token(), arrived)
+                    self._waiter = _waker(arrived)
                 try:
                     if self._lines.empty():  # a line queued before the waiter was set woke nobody
                         await arrived.wait()
@@ -247,6 +245,23 @@ class FrontStdout:
 
 
 _READY = b"\0ready"  # a marker object in the line queue (compared by identity)
+
+
+def _waker(arrived: Any) -> Callable[[], object]:
+    """Sets the anyio Event `arrived` from another thread. On asyncio without waiting for the loop to have done it:
+    a reader thread that waits, then wants the GIL back as the loop starts on the request, costs the request ~0.5 ms
+    (python -m bench.bench_later_ask)."""
+    import asyncio  # loaded by now: the loop runs
+
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # another anyio backend
+        token = anyio.lowlevel.current_token()
+        return lambda: anyio.from_thread.run_sync(arrived.set, token=token)
+    return lambda: loop.call_soon_threadsafe(arrived.set)
 
 
 def _parse(line: bytes, limit: int | None = INSPECT_MAX) -> dict[str, Any] | None:

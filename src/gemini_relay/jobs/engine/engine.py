@@ -24,7 +24,7 @@ from gemini_relay.errors import BackendUnavailable, RunTimedOut
 from gemini_relay.jobs.engine.active import ActiveRuns
 from gemini_relay.jobs.engine.pacer import Pacer
 from gemini_relay.jobs.engine.record import RunRecord
-from gemini_relay.jobs.engine.runners import InlineRunner, JobOptions, Runner
+from gemini_relay.jobs.engine.runners import InlineRunner, JobOptions, QueueAware, Runner
 
 
 def checked_record(backends: Mapping[BackendName, Backend], spec: RunSpec, backend: BackendName) -> RunRecord:
@@ -83,7 +83,10 @@ class RunEngine:
 
         async def admitted() -> RunResult:
             nonlocal started
-            async with self._pacers[record.backend].admit(self._limiters[record.backend], tool=record.spec.tool):
+            pacer, limiter = self._pacers[record.backend], self._limiters[record.backend]
+            if isinstance(self.runner, QueueAware) and not pacer.starts_now(limiter.value > 0):
+                self.runner.queueing(record)  # nothing awaits between this test and the slot taken in admit()
+            async with pacer.admit(limiter, tool=record.spec.tool):
                 started = True
                 record.state = RunState.STARTING
                 record.started_at = time.monotonic()

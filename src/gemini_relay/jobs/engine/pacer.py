@@ -97,6 +97,12 @@ class Pacer:
             if not started:
                 self.waiting -= 1
 
+    def starts_now(self, gate_free: bool) -> bool:
+        """Whether admit() would start a call at once (`gate_free`: its gate has a free slot): nobody waits ahead of
+        it, no gap is pending and no jitter is drawn."""
+        pending = self._next_start is not None and self._next_start > self._clock()
+        return gate_free and not self.waiting and not pending and self.policy.jitter <= 0
+
     async def _enter(self, stack: AsyncExitStack, gate: AbstractAsyncContextManager[Any], tool: str) -> None:
         # The slot wait is bounded in real time: the gate is a real anyio primitive released by other tasks.
         limit = self.policy.max_wait

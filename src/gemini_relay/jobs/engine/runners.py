@@ -53,6 +53,14 @@ class AsyncCreating(Protocol):
     async def acreate(self, record: RunRecord, options: JobOptions) -> RunRecord: ...
 
 
+@runtime_checkable
+class QueueAware(Protocol):
+    """A runner told when a run must wait for its turn (the relay host writes such a job as queued then; one that
+    starts at once is written once it is underway)."""
+
+    def queueing(self, record: RunRecord) -> None: ...
+
+
 class InlineRunner:
     """The backend runs in this process; the engine's deadline and cancel scope stop it."""
 

@@ -65,6 +65,10 @@ def _write_private(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
+def _progress_json(progress: Progress) -> bytes:
+    return dumps({**progress.__dict__, "state": progress.state.value})
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -101,8 +105,9 @@ class FileJobStore:
             raise JobNotFound(job_id)
         return path
 
-    def create(self, meta: JobMeta) -> None:
+    def create(self, meta: JobMeta, *, supervisor: ProcessInfo | None = None, progress: Progress | None = None) -> None:
         """The job dir appears whole or not at all: built under a hidden name (job_ids skips it), then renamed.
+        `supervisor` and `progress`: a job whose run is already underway appears so (never queued, so never adopted).
 
         Raises:
             JobConflict: the job exists.
@@ -117,6 +122,10 @@ class FileJobStore:
             write_atomic(building / META, dumps(meta.to_json()))
             if meta.env is not None:
                 _write_private(building / ENV, dumps(dict(meta.env)))
+            if supervisor is not None:
+                write_atomic(building / SUPERVISOR, dumps(supervisor.__dict__))
+            if progress is not None:
+                write_atomic(building / PROGRESS, _progress_json(progress))
             try:
                 building.rename(path)  # fails on a non-empty target: a job of that id won the race
             except OSError as exc:
@@ -158,8 +167,7 @@ class FileJobStore:
             return None
 
     def write_progress(self, job_id: str, progress: Progress) -> None:
-        data = {**progress.__dict__, "state": progress.state.value}
-        write_atomic(self._existing(job_id) / PROGRESS, dumps(data))
+        write_atomic(self._existing(job_id) / PROGRESS, _progress_json(progress))
 
     def progress(self, job_id: str) -> Progress | None:
         data = _read_json(self._existing(job_id) / PROGRESS)

@@ -67,6 +67,22 @@ def request_hash(record: RunRecord) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+def _meta(record: RunRecord, options: JobOptions, env: Mapping[str, str] | None, key: str | None,
+          digest: str | None) -> JobMeta:  # fmt: skip
+    return JobMeta(
+        job_id=record.run_id,
+        tool=record.spec.tool,
+        backend=record.backend,
+        spec=record.spec,
+        created_at=time.time(),
+        priority=options.priority,
+        idempotency_key=key,
+        request_hash=digest,
+        owner=describe(os.getpid()),
+        env=env,
+    )
+
+
 class JobManager:
     def __init__(self, store: JobStore, locks: Path, *, kill_grace: float) -> None:
         self.store = store
@@ -99,18 +115,7 @@ class JobManager:
         """
         key = hashlib.sha256(options.idempotency_key.encode("utf-8")).hexdigest() if options.idempotency_key else None
         digest = request_hash(record) if key is not None else None  # compared only under a key
-        meta = JobMeta(
-            job_id=record.run_id,
-            tool=record.spec.tool,
-            backend=record.backend,
-            spec=record.spec,
-            created_at=time.time(),
-            priority=options.priority,
-            idempotency_key=key,
-            request_hash=digest,
-            owner=describe(os.getpid()),
-            env=env,
-        )
+        meta = _meta(record, options, env, key, digest)
         self.store.create(meta)
         if key is not None and digest is not None:
             try:
@@ -133,6 +138,22 @@ class JobManager:
                 self.store.delete(record.run_id)
                 raise StoreUnwritable(exc.filename or "", exc) from exc
         return record
+
+    def prepare(self, record: RunRecord, options: JobOptions, env: Mapping[str, str] | None = None) -> JobMeta:
+        """What create() writes, with the conversation lock taken but nothing written: the relay host writes it once
+        the run is underway (relay_host/executor.py). Only for a job without an idempotency key (a key binds first).
+
+        Raises:
+            JobConflict: the conversation is already running.
+            StoreUnwritable: the conversation's lock file could not be created.
+        """
+        assert not options.idempotency_key, "a keyed job is bound before it runs: create() it"
+        if record.spec.conversation_id:
+            try:
+                self._lock_fds[record.run_id] = self.lock_conversation(record.spec.conversation_id)
+            except OSError as exc:
+                raise StoreUnwritable(exc.filename or "", exc) from exc
+        return _meta(record, options, env, None, None)
 
     def adopt(self, job_id: str) -> RunRecord | None:
         """A queued job of a dead server, taken over with its conversation lock re-taken (the dead server's lock died
