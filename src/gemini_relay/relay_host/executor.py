@@ -8,7 +8,6 @@ as the job's supervisor: if it dies, derive_status says `interrupted`.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import time
 from collections.abc import Mapping
@@ -137,7 +136,7 @@ class JobExecutor:
         self._unwritten: set[str] = set()  # of those, the ones still to write once there is room
         # Jobs created but not written yet (create_later): written once their run is underway, or must queue.
         self.unborn: dict[str, JobMeta] = {}
-        self.unwritable: dict[str, StoreUnwritable] = {}  # of those, the ones the state dir refused
+        self.refused: dict[str, StoreUnwritable | JobConflict] = {}  # of those, the ones the store refused
 
     def claim(self, job_id: str) -> bool:
         """Take the job's claim for as long as this host runs it: two executors (the shared host, a server's own,
@@ -186,7 +185,7 @@ class JobExecutor:
         (it will not be adopted, so its secrets never touch the disk, and it needs no claim; a queued one is claimed).
 
         Raises:
-            RunFailed: the state dir refused it (STORE_UNWRITABLE); its creator is told (unwritable).
+            RunFailed: the state dir refused it (STORE_UNWRITABLE); its creator is told (refused).
         """
         job_id = record.run_id
         meta = self.unborn.pop(job_id, None)
@@ -200,8 +199,7 @@ class JobExecutor:
             else:
                 self.store.create(meta)
         except (StoreUnwritable, JobConflict) as exc:
-            self.unwritable[job_id] = exc if isinstance(exc, StoreUnwritable) else StoreUnwritable(
-                self.store.root, OSError(errno.EEXIST, str(exc)))  # fmt: skip
+            self.refused[job_id] = exc
             cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else OSError(str(exc))
             raise unrecordable(self.store.root, cause, partial_text=record.text) from exc
         finally:
@@ -284,7 +282,7 @@ class JobExecutor:
             if job_id in self.unborn:  # it ended before its first event (it failed to start, or was cancelled)
                 with contextlib.suppress(RunFailed):
                     self.materialize(record, started=True)
-            if job_id in self.unwritable:
+            if job_id in self.refused:
                 final = result  # no job to record it in: its creator is told the state dir refused it
                 return result
             final = self._record(job_id, result)

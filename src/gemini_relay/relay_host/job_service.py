@@ -86,7 +86,7 @@ class JobService:
             if record.run_id in self.runner.unborn:  # not underway yet (a cold start): written as it stands now
                 with contextlib.suppress(RunFailed):
                     self.runner.materialize(record, started=record.state is not RunState.QUEUED)
-            refused = self.runner.unwritable.pop(record.run_id, None)
+            refused = self.runner.refused.pop(record.run_id, None)
             if refused is not None:
                 self.engine.cancel(record.run_id, "the state dir refused its job")  # nobody will know its id
                 return {"error": encode_error(refused)}

@@ -249,8 +249,7 @@ _READY = b"\0ready"  # a marker object in the line queue (compared by identity)
 
 def _waker(arrived: Any) -> Callable[[], object]:
     """Sets the anyio Event `arrived` from another thread. On asyncio without waiting for the loop to have done it:
-    a reader thread that waits, then wants the GIL back as the loop starts on the request, costs the request ~0.5 ms
-    (python -m bench.bench_later_ask)."""
+    a reader thread that waits for the loop then wants the GIL back just as the loop starts on the request."""
     import asyncio  # loaded by now: the loop runs
 
     import anyio.from_thread
