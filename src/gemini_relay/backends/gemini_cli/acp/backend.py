@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import math
+import os
 import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import replace
@@ -51,6 +52,7 @@ from gemini_relay.core.spec import MediaRef, RunSpec
 from gemini_relay.errors import BackendUnavailable, InputError, RunFailed, RunTimedOut
 
 CANCEL_SETTLE = 2.0  # session/cancel answers in milliseconds; a turn still open after this is stuck
+LAUNCH_TTL = 30.0  # seconds a resolved launch is reused (the PATH search took ~0.1 ms of every warm ask)
 INLINE_RECORDING = 64 * 1024  # bytes: a recording up to this is read in the event loop (a longer one in a thread)
 CUT_SHORT = (
     "Gemini returned no usable answer: the answer stopped before the model finished it (over ACP the Gemini CLI "
@@ -78,6 +80,7 @@ class AcpBackend:
         self._settings = settings
         self.section = GeminiCliSettings.from_env(settings.env)
         self._pool = pool
+        self._launch: tuple[Launch, float] | None = None
 
     @property
     def pool(self) -> WarmPool:
@@ -90,10 +93,19 @@ class AcpBackend:
         return env
 
     def launch(self) -> Launch:
+        """How this backend starts its warm CLI, resolved again once LAUNCH_TTL has passed or the binary is gone
+        (a CLI installed elsewhere on PATH meanwhile is picked up by the next resolution)."""
+        now = time.monotonic()
+        if self._launch is not None:
+            launch, resolved = self._launch
+            if now - resolved < LAUNCH_TTL and os.access(launch.binary, os.X_OK):
+                return launch
         binary = self.section.require_binary(self._settings.env)
         env = self.env()
         home = gemini_home(env)
-        return Launch(str(binary), env, home if home.is_dir() else self._settings.project_root)
+        launch = Launch(str(binary), env, home if home.is_dir() else self._settings.project_root)
+        self._launch = (launch, now)
+        return launch
 
     def check(self, spec: RunSpec) -> None:
         """Refuse what this backend could never run, before a job exists (InputError naming the field)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ class Launch:
     env: Mapping[str, str] = field(hash=False, compare=False)
     cwd: Path = field(hash=False, compare=False)
 
-    @property
+    @cached_property  # read on every lease: the env is sorted once
     def key(self) -> tuple[str, str, tuple[tuple[str, str], ...]]:
         """The process's cwd is part of it: the CLI reads its startup settings there, so a process started in one
         project (a user without a CLI home folder) does not serve another's sessions."""
