@@ -47,6 +47,11 @@ async def streaming(w: World, job: str) -> None:
     raise Stuck(f"job {job} streamed nothing within {BOUND:g}s")
 
 
+def job_dirs(jobs: Path) -> set[Path]:
+    """The jobs in the store: a hidden entry is one still being built (FileJobStore.create), renamed once whole."""
+    return {p for p in jobs.iterdir() if not p.name.startswith(".")} if jobs.is_dir() else set()
+
+
 def job_of(answer: Answer) -> str:
     return str((answer.structured or {}).get("job_id") or "")
 
@@ -90,10 +95,10 @@ async def full_mid_run(w: World) -> list[str]:
             asked.append(await call(client, "gemini-ask", {"prompt": f"{SLOW} disk fills"}))
 
         jobs = state_dir(w) / "jobs"
-        before = set(jobs.iterdir()) if jobs.is_dir() else set()
+        before = job_dirs(jobs)
         tg.start_soon(ask)
         with anyio.move_on_after(BOUND):
-            while not (new := set(jobs.iterdir()) - before if jobs.is_dir() else set()):
+            while not (new := job_dirs(jobs) - before):
                 await anyio.sleep(0.02)
         host = host_pid(w)
         if not new or host is None:
