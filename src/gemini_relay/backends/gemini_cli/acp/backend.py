@@ -18,23 +18,14 @@ import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from gemini_relay.backends.advice import CUT_ADVICE, EMPTY_ADVICE
-from gemini_relay.backends.asking import Answer, AskOutcome, current_asker
 from gemini_relay.backends.checks import check_spec
-from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost, AcpRpcError, Inbound
+from gemini_relay.backends.gemini_cli.acp.connection import AcpConnectionLost, AcpRpcError, Inbound
 from gemini_relay.backends.gemini_cli.acp.errors import prompt_failure
-from gemini_relay.backends.gemini_cli.acp.permissions import (
-    Verdict,
-    acp_mode,
-    decide,
-    describe_call,
-    in_session_folder,
-    question_for,
-)
+from gemini_relay.backends.gemini_cli.acp.permissions import acp_mode, answer_permission, in_session_folder
 from gemini_relay.backends.gemini_cli.acp.pool import WarmPool
 from gemini_relay.backends.gemini_cli.acp.sessions import Launch, Lease, configure
 from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
@@ -260,7 +251,9 @@ async def _prompt(
                     _track_mode(lease, translator)
                 elif item.kind == "permission":
                     params = in_session_folder(item.payload, lease.process_cwd, lease.session.cwd)
-                    for event in await _answer(connection, item.request_id, params, mode, translator, deadline):
+                    for event in await answer_permission(
+                        connection, item.request_id, params, mode, translator, deadline
+                    ):
                         yield event
                 elif item.kind == "closed":
                     settled = True
@@ -338,53 +331,6 @@ async def _recorded(finished: Finished, lease: Lease, sent_at: float, translator
         raise RunFailed(CUT_SHORT, retryable=True, recovery=CUT_ADVICE)
     usage = sum_usage(list(call.turns))
     return replace(finished, usage=usage) if usage is not None else finished
-
-
-async def _answer(
-    connection: AcpConnection,
-    request_id: int | str | None,
-    params: dict[str, Any],
-    mode: str,
-    translator: UpdateTranslator,
-    deadline: float,
-) -> list[AgentEvent]:
-    verdict, notice = await _decide(mode, params, deadline)
-    tool_call = params.get("toolCall")
-    call: dict[str, object] = tool_call if isinstance(tool_call, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-    with contextlib.suppress(AcpConnectionLost):  # a dead child shows up as `closed` next
-        await connection.respond(request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
-    notices = [RunNotice(notice)] if notice else []
-    if verdict.allow:
-        return [*translator.tool_call(call), *notices]
-    return [*translator.refused(call, verdict.reason), *notices]
-
-
-async def _decide(mode: str, params: dict[str, Any], deadline: float) -> tuple[Verdict, str]:
-    """The policy's verdict, or the user's where the policy would refuse and the caller can be asked; and the
-    notice that says which decided. Plan mode is read-only by contract: it is never asked."""
-    verdict = decide(mode, params)
-    what = describe_call(params)
-    if verdict.allow:
-        return verdict, ""
-    if mode == "plan":
-        return verdict, f"Refused {what}: {verdict.reason}."
-    asker = current_asker()
-    question = question_for(params)
-    answer = Answer(AskOutcome.TIMED_OUT)
-    with anyio.move_on_after(max(deadline - anyio.current_time(), 0)):
-        answer = await asker.ask(question)
-    chosen = question.option(answer.option_id) if answer.option_id else None
-    if answer.outcome is AskOutcome.ANSWERED and chosen is not None:
-        if chosen.allows:
-            return Verdict(
-                True, chosen.option_id
-            ), f"The user allowed {what} ({chosen.name}), asked through the client."
-        reason = "the user refused it"
-        return Verdict(
-            False, chosen.option_id, reason
-        ), f"Refused {what}: {reason} ({chosen.name}), asked through the client."
-    why = answer.outcome.describe(asker.timeout)
-    return verdict, f"Refused {what}: {verdict.reason} (decided by the call's policy: {why})."
 
 
 def _track_mode(lease: Lease, translator: UpdateTranslator) -> None:

@@ -7,12 +7,18 @@ headless line. Never `allow_always`: it switches the whole session's mode.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gemini_relay.backends.asking import Option, Question
+import anyio
+
+from gemini_relay.backends.asking import Answer, AskOutcome, Option, Question, current_asker
+from gemini_relay.backends.gemini_cli.acp.connection import AcpConnection, AcpConnectionLost
+from gemini_relay.backends.gemini_cli.acp.updates import UpdateTranslator
+from gemini_relay.core.events import AgentEvent, RunNotice
 from gemini_relay.core.spec import RunSpec
 from gemini_relay.streams.coerce import as_dict, as_list, as_str
 
@@ -139,3 +145,52 @@ def _diff_summary(old: str, new: str) -> str:
     added = sum(1 for line in diff if line.startswith("+") and not line.startswith("+++"))
     removed = sum(1 for line in diff if line.startswith("-") and not line.startswith("---"))
     return f"+{added} -{removed} line(s)"
+
+
+async def answer_permission(
+    connection: AcpConnection,
+    request_id: int | str | None,
+    params: dict[str, Any],
+    mode: str,
+    translator: UpdateTranslator,
+    deadline: float,
+) -> list[AgentEvent]:
+    """Answer one `session/request_permission` (by the policy, or by the user through the client) and say what
+    the run's events show of it."""
+    verdict, notice = await _decide(mode, params, deadline)
+    tool_call = params.get("toolCall")
+    call: dict[str, object] = tool_call if isinstance(tool_call, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    with contextlib.suppress(AcpConnectionLost):  # a dead child shows up as `closed` next
+        await connection.respond(request_id, {"outcome": {"outcome": "selected", "optionId": verdict.option_id}})
+    notices = [RunNotice(notice)] if notice else []
+    if verdict.allow:
+        return [*translator.tool_call(call), *notices]
+    return [*translator.refused(call, verdict.reason), *notices]
+
+
+async def _decide(mode: str, params: dict[str, Any], deadline: float) -> tuple[Verdict, str]:
+    """The policy's verdict, or the user's where the policy would refuse and the caller can be asked; and the
+    notice that says which decided. Plan mode is read-only by contract: it is never asked."""
+    verdict = decide(mode, params)
+    what = describe_call(params)
+    if verdict.allow:
+        return verdict, ""
+    if mode == "plan":
+        return verdict, f"Refused {what}: {verdict.reason}."
+    asker = current_asker()
+    question = question_for(params)
+    answer = Answer(AskOutcome.TIMED_OUT)
+    with anyio.move_on_after(max(deadline - anyio.current_time(), 0)):
+        answer = await asker.ask(question)
+    chosen = question.option(answer.option_id) if answer.option_id else None
+    if answer.outcome is AskOutcome.ANSWERED and chosen is not None:
+        if chosen.allows:
+            return Verdict(
+                True, chosen.option_id
+            ), f"The user allowed {what} ({chosen.name}), asked through the client."
+        reason = "the user refused it"
+        return Verdict(
+            False, chosen.option_id, reason
+        ), f"Refused {what}: {reason} ({chosen.name}), asked through the client."
+    why = answer.outcome.describe(asker.timeout)
+    return verdict, f"Refused {what}: {verdict.reason} (decided by the call's policy: {why})."
