@@ -37,7 +37,12 @@ RelayError                       errors.py
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gemini_relay.core.vocabulary import FailureReason
+
+if TYPE_CHECKING:
+    from gemini_relay.core.receipt import Receipt
 
 
 class RelayError(Exception):
@@ -104,6 +109,9 @@ class RunFailed(RelayError):
         self.retryable = retryable
         self.error_id = error_id
         self.recovery = recovery
+        # What the run was, when it answered before it failed (jobs/engine/active.py): a partial answer a tool still
+        # returns (a timed-out review's findings) shows the run it came from, like any answer.
+        self.receipt: Receipt | None = None
 
     @property
     def message(self) -> str:

@@ -87,3 +87,15 @@ def test_a_receipt_travels_with_its_result_through_the_one_codec() -> None:
     result = RunResult(state=RunState.DONE, text="answer", receipt=receipt)
     assert roundtrip(result).receipt == receipt
     assert roundtrip(RunResult(state=RunState.DONE, text="answer")).receipt is None
+
+
+def test_a_run_that_answered_in_part_before_it_timed_out_keeps_its_receipt_across_the_codec() -> None:
+    receipt = Receipt(backend="gemini", run_id="r1", job_id="r1", model="gemini-2.5-pro", finish_reason="TIMEOUT",
+                      partial=True, first_byte_seconds=0.2, total_seconds=1.0)  # fmt: skip
+    error = RunTimedOut("gemini", 1.0, partial_text="Finding 1")
+    error.receipt = receipt
+    result = RunResult.from_error(error)
+    assert result.receipt == receipt
+    with pytest.raises(RunTimedOut) as raised:
+        roundtrip(result).raise_for_failure()
+    assert raised.value.receipt == receipt and raised.value.partial_text == "Finding 1"

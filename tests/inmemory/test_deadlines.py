@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from tests.git_repo import GitRepo
-from tests.inmemory.conftest import InMemory, text_of
+from tests.inmemory.conftest import InMemory, text_of, without_receipt
 from tests.inmemory.scripted import Script
 
 pytestmark = pytest.mark.anyio
@@ -45,8 +45,12 @@ async def test_a_timed_out_review_returns_its_partial_findings_with_a_shallower_
     text = text_of(result)
     assert text.startswith("⚠️ The deep review timed out after 1s on a 1-file diff (+1 / -2)"), text
     assert 'use depth "focused" or "scan"' in text
-    assert "Gemini review (deep, partial; " in text and text.rstrip().endswith(PARTIAL)
+    assert "Gemini review (deep, partial; " in text and without_receipt(text).rstrip().endswith(PARTIAL)
     assert result.meta is not None and result.meta["partial"] and result.meta["timedOut"]
+    # The partial findings came from a run, which their receipt shows: partial, ended by the timeout.
+    receipt = (result.structured_content or {})["receipt"]
+    assert receipt["partial"] is True and receipt["finish_reason"] == "TIMEOUT" and receipt["job_id"], receipt
+    assert receipt["first_byte_seconds"] is not None and text.rstrip().endswith(f"partial · job {receipt['job_id']}")
     assert result.meta["appliedTimeout"] == 1 and not result.meta["timeoutScaled"]
 
 

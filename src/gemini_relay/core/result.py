@@ -91,6 +91,7 @@ class RunResult:
         conversation_id: str | None = None,
         model: str | None = None,
         notices: tuple[str, ...] = (),
+        receipt: Receipt | None = None,
     ) -> RunResult:
         failure = Failure.from_error(exc)
         return cls(
@@ -102,6 +103,7 @@ class RunResult:
             notices=notices,
             status="CANCELLED" if failure.kind is FailureKind.CANCELLED else "ERROR",
             failure=failure,
+            receipt=exc.receipt if receipt is None else receipt,
         )
 
     def raise_for_failure(self) -> RunResult:
@@ -109,7 +111,9 @@ class RunResult:
         if self.state is RunState.DONE:
             return self
         failure = self.failure or Failure(FailureKind.FAILED, "the run failed", reason=FailureReason.UNKNOWN)
-        raise failure.to_error(self.text)
+        error = failure.to_error(self.text)
+        error.receipt = self.receipt
+        raise error
 
     # --- the codec: flat JSON, the field names gemini-status shows -------------------------------------------------
 

@@ -358,8 +358,9 @@ async def execute_to_result(engine: RunEngine, record: RunRecord, started: float
             code = EXIT_TIMEOUT
         else:
             code = EXIT_SPAWN_FAILED if exc.reason is FailureReason.SPAWN_FAILED else EXIT_FAILED
+        receipt = replace(exc.receipt, job_id=record.run_id) if exc.receipt is not None else None
         result = RunResult.from_error(
-            exc, conversation_id=record.session_id, model=record.model, notices=tuple(record.notices)
+            exc, conversation_id=record.session_id, model=record.model, notices=tuple(record.notices), receipt=receipt
         )
         return JobResult(result, started_at=started, ended_at=time.time(), exit_code=code, step_type=record.step_type)
     except (BackendUnavailable, InputError) as exc:

@@ -15,6 +15,7 @@ from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import RunState
 from gemini_relay.errors import BackendUnavailable, RunCancelled, RunFailed
 from gemini_relay.jobs.engine.record import RunRecord
+from gemini_relay.jobs.engine.runners import receipt_of
 from gemini_relay.log import logger
 
 
@@ -53,6 +54,8 @@ class ActiveRuns:
         except RunFailed as exc:
             if not exc.partial_text:
                 exc.partial_text = record.text
+            if exc.receipt is None and record.text.strip():  # it answered in part: that run is what the part shows
+                exc.receipt = receipt_of(record, failure=exc)
             record.state = RunState.CANCELLED if isinstance(exc, RunCancelled) else RunState.FAILED
             record.failure = exc.reason
             record.error = exc.message

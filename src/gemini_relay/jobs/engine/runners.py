@@ -13,7 +13,7 @@ from gemini_relay.backends.model_names import served_model, served_notice
 from gemini_relay.core.receipt import Receipt
 from gemini_relay.core.result import RunResult
 from gemini_relay.core.vocabulary import FailureReason, RunState
-from gemini_relay.errors import RunFailed
+from gemini_relay.errors import RunCancelled, RunFailed, RunTimedOut
 from gemini_relay.jobs.engine.record import RunRecord
 
 
@@ -149,8 +149,10 @@ def _note_run_findings(record: RunRecord) -> None:
         record.note(f"The upstream warned: {message}")
 
 
-def receipt_of(record: RunRecord, job_id: str | None = None) -> Receipt:
-    """The run's receipt as it ends: served model (the upstream's witnesses), warm or cold, timings, tokens."""
+def receipt_of(record: RunRecord, job_id: str | None = None, failure: RunFailed | None = None) -> Receipt:
+    """The run's receipt as it ends: served model (the upstream's witnesses), warm or cold, timings, tokens. With
+    `failure`, of a run that answered in part before it failed: partial, and finished as the failure (TIMEOUT,
+    CANCELLED or ERROR), not as the upstream never said."""
     finished = record.finished
     asked = record.model or record.spec.model  # as the run resolved it (an alias becomes its id)
     witnesses = finished.models if finished else ()
@@ -165,11 +167,17 @@ def receipt_of(record: RunRecord, job_id: str | None = None) -> Receipt:
         requested_model=(record.spec.model or asked) if differs else None,
         effort=record.spec.effort,
         conversation_id=record.session_id,
-        finish_reason=(finished.status if finished else "") or "SUCCESS",
-        partial=record.partial,
+        finish_reason=_failed_as(failure) if failure else (finished.status if finished else "") or "SUCCESS",
+        partial=record.partial or failure is not None,
         warm=record.warm,
         queued_seconds=max(admitted - record.created_at, 0.0),
         first_byte_seconds=None if record.first_output_at is None else max(record.first_output_at - admitted, 0.0),
         total_seconds=now - record.created_at,
         tokens=finished.usage if finished else None,
     )
+
+
+def _failed_as(failure: RunFailed) -> str:
+    if isinstance(failure, RunCancelled):
+        return "CANCELLED"
+    return "TIMEOUT" if isinstance(failure, RunTimedOut) else "ERROR"

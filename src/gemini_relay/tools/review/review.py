@@ -104,7 +104,8 @@ async def review(deps: Deps, args: ReviewInput, call: CallProgress) -> Reply:
             raise
         body = _title(depth, spec, stat, partial=True) + strip_preamble(exc.partial_text)
         text = gemini_reply(body, notices=(hint, *notices), prefixed=False)
-        return paginate(deps, text, meta | {"partial": True, "timedOut": True})
+        reply = paginate(deps, text, meta | {"partial": True, "timedOut": True})
+        return replace(reply, receipts=(exc.receipt,)) if exc.receipt is not None else reply
     extra = [result.writes.describe()] if result.writes is not None and not result.writes.clean else []
     outcome = result.outcome
     text = gemini_reply(
