@@ -66,6 +66,7 @@ class ScriptedBackend:
     # A model's own script, played by every run of that model (a consensus panel runs models in parallel, so a
     # queue's order would not say which model got which script); the queue serves every other run.
     by_model: dict[str, Script] = field(default_factory=dict[str, Script])
+    judging: dict[str, Script] = field(default_factory=dict[str, Script])  # a model's script when it answers JSON
     on_run: Callable[[RunSpec], None] | None = None  # told of each run as it starts (a test's event to wait on)
     _sessions: dict[str, int] = field(default_factory=dict[str, int])
     _cwds: dict[str, str] = field(default_factory=dict[str, str])  # by session, least recently used first
@@ -111,7 +112,8 @@ class ScriptedBackend:
         self.specs.append(spec)
         if self.on_run is not None:
             self.on_run(spec)
-        script = self.by_model.get(spec.model or "")
+        script = self.judging.get(spec.model or "") if spec.json_schema is not None else None
+        script = script or self.by_model.get(spec.model or "")
         if script is None:
             script = self._queue.pop(0) if self._queue else answer(f"Scripted answer to: {spec.prompt}")
         session = spec.conversation_id or str(uuid.uuid4())

@@ -193,3 +193,37 @@ async def test_a_model_past_its_deadline_is_replaced_by_the_next_of_the_chain(re
     pro = next(a for a in data["answers"] if a["label"] == "pro")
     assert not pro["ok"] and "timed out" in pro["error"]
     assert data["panel"]["replaced"] == [{"missing": "pro", "stood_in": "lite"}]
+
+
+async def test_a_failed_synthesis_is_made_again_by_a_model_that_answered_and_the_result_says_so(
+    relay: InMemory,
+) -> None:
+    relay.backend.by_model["pro"], relay.backend.by_model["flash"] = answer("Pro's review."), answer("Flash's review.")
+    relay.backend.by_model["judge"] = Script(error=RunFailed("upstream 503: the judge is overloaded"))
+    async with relay.client(**REVIEW) as client:
+        result = await client.call_tool("gemini-consensus", {"prompt": DIFF, "review": True, "synthesisModel": "judge"})
+    assert not result.is_error, text_of(result)
+    data = data_of(result)
+    # pro answered first, so it judges next; its synthesis is the one given, and is tagged as any other.
+    assert [s.model for s in synthesis_specs(relay)] == ["judge", "pro"]
+    assert data["synthesis_replaced"] == [
+        {"model": "judge", "backend": "gemini", "error": "upstream 503: the judge is overloaded"}
+    ]
+    assert data["synthesis"]["model"] == "pro" and data["synthesis"]["ok"]
+    assert "⚠️ The synthesis failed (judge: upstream 503: the judge is overloaded); pro synthesised instead." in (
+        text_of(result)
+    )
+
+
+async def test_when_every_judge_fails_the_answers_come_untagged_naming_each_failed_synthesis(relay: InMemory) -> None:
+    relay.backend.by_model["pro"], relay.backend.by_model["flash"] = answer("Pro's review."), answer("Flash's review.")
+    for model in ("judge", "pro", "flash"):
+        relay.backend.judging[model] = Script(deltas=(), error=RunFailed(f"{model} cannot judge"))
+    async with relay.client(**REVIEW) as client:
+        result = await client.call_tool("gemini-consensus", {"prompt": DIFF, "review": True, "synthesisModel": "judge"})
+    data = data_of(result)
+    assert [s.model for s in synthesis_specs(relay)] == ["judge", "pro", "flash"]  # three judges at most
+    assert data["tagged"] is False and [j["model"] for j in data["synthesis_replaced"]] == ["judge", "pro", "flash"]
+    text = text_of(result)
+    assert "pro: pro cannot judge" in text and "no other synthesis succeeded" in text
+    assert "Pro's review." in text and "Flash's review." in text  # the answers, untagged, as each model gave it

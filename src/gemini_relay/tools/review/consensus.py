@@ -238,7 +238,8 @@ DOC = Doc(
     "list, each with an optional stance for / against / neutral); one synthesis lists the findings tagged by "
     "which models raised them (all or some) and keeps their disagreements apart; review: true adds severities "
     "and a verdict (ship / fix_first / redesign). A model that fails is reported and replaced from the fallback "
-    "chain. dryRun prices the prompts; async and idempotencyKey make it a durable job. Read-only.",
+    "chain; a failed synthesis is made again by another model that answered. dryRun prices the prompts; async "
+    "and idempotencyKey make it a durable job. Read-only.",
     prompt="Ask several Gemini models and synthesise their answers.",
     when=When(75, "a decision or review that matters: independent answers, findings tagged by who raised them"),
 )

@@ -130,6 +130,21 @@ async def answers(deps: Deps, call: CallProgress, panel: Panel, records: Sequenc
     return done
 
 
+MAX_JUDGES = 3  # the synthesis call, then up to two models that answered standing in for it
+
+
+def _judges(panel: Panel, answered: list[Outcome]) -> list[Member]:
+    """Who synthesises, in order: synthesisModel (else the first model that answered), then, should that call fail,
+    the other models that answered, each on its own backend: a model that just answered is the likeliest to."""
+    first = answered[0].member
+    judges = [Member(panel.synthesis_model or first.model, first.backend, None, "synthesis")]
+    for outcome in answered:
+        member = outcome.member
+        if all((j.model, j.backend) != (member.model, member.backend) for j in judges):
+            judges.append(Member(member.model, member.backend, None, "synthesis"))
+    return judges[:MAX_JUDGES]
+
+
 async def synthesise(
     deps: Deps, call: CallProgress, panel: Panel, done: list[Outcome]
 ) -> tuple[dict[str, Any], tuple[Receipt, ...]]:
@@ -142,17 +157,21 @@ async def synthesise(
             f"Every model of the consensus failed, so there is nothing to synthesise: {failures}",
             reason=FailureReason.BACKEND_ERROR,
         )
-    first = answered[0].member
-    judge = Member(panel.synthesis_model or first.model, first.backend, None, "synthesis")
     labels = [o.member.label for o in answered]
     rows = [(o.member.label, o.member.stance.value if o.member.stance else "none", o.text) for o in answered]
     failed = [o.member.label for o in done if not o.ok]
     prompt = synthesis_prompt(panel.question, rows, failed, review=panel.review)
     schema = make_synthesis_schema(labels, review=panel.review)
-    spec = run_spec(deps, call, prompt, judge.model, panel.timeout, schema)
-    record = await deps.runs.register(spec, judge.backend, job_options(panel.key, "synthesis"))
-    call.watch(record)
-    synthesis = await outcome_of(deps, judge, record, allow_empty=True)
+    replaced: list[dict[str, Any]] = []
+    for n, judge in enumerate(_judges(panel, answered)):
+        spec = run_spec(deps, call, prompt, judge.model, panel.timeout, schema)
+        part = "synthesis" if n == 0 else f"synthesis:{n + 1}"  # a collect replays the same judges, in order
+        record = await deps.runs.register(spec, judge.backend, job_options(panel.key, part))
+        call.watch(record)
+        synthesis = await outcome_of(deps, judge, record, allow_empty=True)
+        if synthesis.ok:
+            break
+        replaced.append({"model": judge.model or "default", "backend": judge.backend, "error": synthesis.error})
     if synthesis.ok:
         read = read_synthesis(
             synthesis.value, synthesis.text, labels, review=panel.review, has_value=synthesis.has_value
@@ -165,6 +184,8 @@ async def synthesise(
     if fields["tagged"]:
         data["synthesis"].pop("text", None)  # the findings hold it, tagged: the raw JSON would say it twice
     data.update(review=panel.review, **fields)
+    if replaced:
+        data["synthesis_replaced"] = replaced
     if panel.key is not None:
         data["idempotency_key"] = panel.key
     receipts = tuple(o.receipt for o in [*answered, synthesis] if o.ok and o.receipt is not None)

@@ -78,6 +78,11 @@ CONSENSUS: dict[str, Any] = reply_schema(
         "review": {"type": "boolean"},
         "verdict": {"enum": [*(v.value for v in Verdict), None]},
         "panel": _PANEL,
+        "synthesis_replaced": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"model": _STR, "backend": _STR, "error": _STR}},
+            "description": "Synthesis calls that failed, in order, before the one in `synthesis`.",
+        },
         "failed": _STRS,
         "usage": USAGE,
         "estimated_usd": _NUMBER_OR_NULL,

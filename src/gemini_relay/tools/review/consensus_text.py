@@ -53,6 +53,12 @@ def _panel_lines(data: dict[str, Any]) -> list[str]:
     errors = {a["label"]: a.get("error") for a in data["answers"] if not a["ok"]}
     lines = [f"⚠️ {r['missing']} failed ({errors[r['missing']]}); {r['stood_in']} stood in." for r in panel["replaced"]]
     lines += [f"⚠️ No answer from {label} ({errors[label]}); nobody stood in." for label in panel["missing"]]
+    failed_judges = data.get("synthesis_replaced") or []
+    if failed_judges:
+        judge = data["synthesis"]
+        after = f"{judge['model']} synthesised instead" if judge["ok"] else "no other synthesis succeeded"
+        tried = "; ".join(f"{j['model']}: {j['error']}" for j in failed_judges)
+        lines.append(f"⚠️ The synthesis failed ({tried}); {after}.")
     return lines
 
 
