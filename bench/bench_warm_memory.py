@@ -20,7 +20,7 @@ from bench.baseline import MODEL
 from bench.bench_core import relay_round
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
-from tests.harness import stop_host
+from tests.harness import is_host_cmdline, stop_host
 
 PROJECTS = 5
 GOAL_MB = 400
@@ -48,7 +48,7 @@ def host_pid(state: Path) -> int | None:
         if not entry.name.isdigit():
             continue
         try:
-            if (entry / "cmdline").read_bytes().split(b"\0")[-2:] != [b"host", b""]:
+            if not is_host_cmdline((entry / "cmdline").read_bytes()):
                 continue
             if needle in (entry / "environ").read_bytes().split(b"\0"):
                 return int(entry.name)

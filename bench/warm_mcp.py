@@ -20,6 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from gemini_relay.backends.gemini_cli.acp.sessions import group_rss
+from tests.harness import is_host_cmdline
 
 PACE = 0.2  # seconds between calls (not timed): calls arrive apart, as a client's do
 # A 200 KB answer (196 KiB of numbered lines) in the emulator's SSE chunks: 16 KB events as ../shared/bench sends
@@ -74,18 +75,27 @@ def _server_pid(home: str) -> int:
 
 
 def _host_pid(server: int) -> int:
-    """The relay host the server started (its child, leading its own session)."""
+    """The relay host of the server's state dir (a server starts it detached: it is not the server's child)."""
+    try:
+        wanted = _state_dir_of(server)
+    except OSError:
+        return 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError, IndexError):
+            if is_host_cmdline((entry / "cmdline").read_bytes()) and _state_dir_of(int(entry.name)) == wanted:
+                return int(entry.name)
+        except OSError:
             continue
-        if ppid == server and cmdline[-2:] == [b"host", b""]:
-            return int(entry.name)
     return 0
+
+
+def _state_dir_of(pid: int) -> bytes | None:
+    for variable in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+        if variable.startswith(b"GEMINI_RELAY_STATE_DIR="):
+            return variable.partition(b"=")[2]
+    return None
 
 
 async def _ask(client: Client, prompt: str, conversation: str | None = None) -> float:

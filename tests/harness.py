@@ -224,8 +224,15 @@ def stop_hosts_of(home: Path) -> None:
     cancels its runs and exits."""
     for pid in processes_using(home):
         with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2:] == [b"host", b""]:
+            if is_host_cmdline(Path(f"/proc/{pid}/cmdline").read_bytes()):
                 os.kill(pid, signal.SIGTERM)
+
+
+def is_host_cmdline(cmdline: bytes) -> bool:
+    """A relay host's /proc cmdline (of any version, started detached by a server or directly)."""
+    from gemini_relay.relay_host.handover import is_host_argv
+
+    return is_host_argv(cmdline.split(b"\0"))
 
 
 def stop_host(state_dir: Path) -> None:

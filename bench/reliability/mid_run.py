@@ -19,6 +19,7 @@ import anyio
 from bench.kill9 import World, processes_of
 from bench.reliability.table import Figure, zero
 from bench.reliability.world import Answer, call, left_running, state_dir, world
+from tests.harness import is_host_cmdline
 
 CATEGORY = "files-midrun"
 SLOW = "[[fake:slow:0.4]]"  # five chunks 0.4 s apart: the run is mid-stream for about two seconds
@@ -28,7 +29,7 @@ BOUND = 90.0  # a wait on the host (its cold start included) on a loaded 2-core 
 def host_pid(w: World) -> int | None:
     for pid in processes_of(w.relay.base):
         with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2:] == [b"host", b""]:
+            if is_host_cmdline(Path(f"/proc/{pid}/cmdline").read_bytes()):
                 return pid
     return None
 

@@ -143,6 +143,16 @@ def _prewarm_early(settings: Settings) -> None:
     prewarm_early(settings)
 
 
+def _detach() -> None:
+    """Leave the starter's process tree, as a daemon does (fork twice): the server's child exits at once and is reaped
+    there; the host goes on in its child, reparented to init (or the nearest subreaper), leading a session of its
+    own. A client that stops a server with its whole process tree (tree-kill walks parent pids) then stops that
+    server alone, not the host that runs every client's jobs and warm CLIs. Called before any thread exists."""
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+
+
 @contextmanager
 def _loading() -> Iterator[None]:
     """Imports for serving, with the cyclic GC paused, then frozen: they make hundreds of thousands of objects that
@@ -234,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", help="serve MCP over stdio (the default)")
-    sub.add_parser("host", help="(internal) the per-user relay host; servers start it on demand")
+    host_parser = sub.add_parser("host", help="(internal) the per-user relay host; servers start it on demand")
+    host_parser.add_argument("--detach", action="store_true", help="(internal) leave the starter's process tree")
     wait_parser = sub.add_parser("wait-job", help="wait for a job; print done / failed / cancelled")
     wait_parser.add_argument("job_id")
     wait_parser.add_argument("--timeout", type=_seconds, default=None, help="give up after this long (e.g. 90s, 10m)")
@@ -261,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     if http_only and args.http is None:
         parser.error("--token-file, --no-auth and --shutdown-grace need --http")
     if args.command == "host":
+        if args.detach:
+            _detach()
         with _loading():
             from gemini_relay.relay_host.host import serve_host
         return serve_host()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -27,7 +28,7 @@ from gemini_relay.relay_host.door import take_host_lock
 from gemini_relay.relay_host.host import RelayHost
 from tests.fakes.fake_gemini_api import echo_text
 from tests.harness import API_BACKEND, TEST_MODEL, Relay
-from tests.host.conftest import host_connection, host_pids, host_request, host_socket
+from tests.host.conftest import host_connection, host_pids, host_request, host_socket, server_pids
 from tests.test_server_surface import text_of
 
 pytestmark = pytest.mark.anyio
@@ -236,3 +237,39 @@ def host_request_at(path: Path, message: dict[str, object]) -> dict[str, object]
             stream.flush()
             reply: dict[str, object] = json.loads(stream.readline())
         return reply
+
+
+def _tree_of(root: int) -> set[int]:
+    """`root`'s descendants, found as tree-kill finds them: by parent pid."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+async def test_a_client_that_kills_its_server_with_the_servers_process_tree_leaves_the_host_and_its_runs_alone(
+    hosted: Relay,
+) -> None:
+    hosted.env.update(API_BACKEND)  # the host's place in the process tree is tested, not the CLI's
+    async with hosted.client() as client:
+        result = await client.call_tool("gemini-ask", {"prompt": "the host is up"})
+        host = host_request(hosted, {"op": "status"})[1]["pid"]
+        (server,) = server_pids(hosted)
+        tree = _tree_of(server)
+        for pid in tree:  # what a tree-kill of the server would stop with it
+            os.kill(pid, signal.SIGKILL)
+        alive = host_request(hosted, {"op": "status"})[1]["pid"]
+    assert not result.is_error
+    assert host not in tree  # started detached: not the server's child, so not in its tree
+    assert alive == host  # the host (and every client's jobs in it) went on

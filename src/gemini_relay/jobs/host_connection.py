@@ -190,6 +190,7 @@ class HostConnection:
                 self._drain()  # another server started an old one meanwhile: unlikely, but never talk to it
             except OSError:
                 pass
+            reap_started()  # the host's starter exits as the host detaches
             if time.monotonic() > deadline:
                 where = log_path(self.settings.state_dir)
                 raise BackendUnavailable(

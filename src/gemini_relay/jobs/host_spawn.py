@@ -16,7 +16,8 @@ from gemini_relay.log import logger
 
 LOG_KEEP_BYTES = 5 * 1024 * 1024
 
-# Hosts this process started, by any client (the stdio front's early prewarm has its own): reaped on the next start.
+# The children this process started hosts with (the stdio front's early prewarm has its own): reaped while it waits
+# for the host to listen, or on the next start.
 _STARTED: list[subprocess.Popen[bytes]] = []
 
 
@@ -31,7 +32,7 @@ def spawn_host(settings: Settings) -> None:
         raise StoreUnwritable(settings.state_dir, exc) from exc
     with log:
         child = subprocess.Popen(
-            [sys.executable, "-m", "gemini_relay", "host"],
+            [sys.executable, "-m", "gemini_relay", "host", "--detach"],  # not this server's child for long (cli.py)
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -45,7 +46,8 @@ def spawn_host(settings: Settings) -> None:
 
 
 def reap_started() -> None:
-    """Collect the hosts this process started that have exited (a host outlives its starter by design)."""
+    """Collect the children this process started hosts with, once they have exited (each forks the host and exits
+    at once: a host outlives its starter by design, outside its process tree)."""
     _STARTED[:] = [c for c in _STARTED if c.poll() is None]
 
 

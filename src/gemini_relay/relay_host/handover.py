@@ -43,7 +43,12 @@ def is_shared_host(pid: int) -> bool:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return argv[-2:] == [b"host", b""]
+    return is_host_argv(argv)
+
+
+def is_host_argv(argv: list[bytes]) -> bool:
+    """A relay host's /proc cmdline, split at NULs: `… host`, with `--detach` when a server started it."""
+    return argv[-2:] == [b"host", b""] or argv[-3:] == [b"host", b"--detach", b""]
 
 
 async def hold_for(
