@@ -42,7 +42,7 @@ def spawn_host(settings: Settings) -> None:
             close_fds=True,
         )
     _STARTED.append(child)
-    logger.info("Started the relay host (pid %d)", child.pid)
+    logger.info("Started the relay host (by pid %d, which exits as the host detaches)", child.pid)
 
 
 def reap_started() -> None:
