@@ -20,7 +20,7 @@ from bench.baseline import MODEL
 from bench.bench_core import relay_round
 from tests.fakes.fake_gemini_api import FakeGeminiApi
 from tests.fakes.gemini_home import REPO_GEMINI_CLI, isolated_cli_env
-from tests.harness import is_host_cmdline, stop_host
+from tests.harness import host_serving, stop_host
 
 PROJECTS = 5
 GOAL_MB = 400
@@ -39,22 +39,6 @@ def _stat(pid: int) -> tuple[int, int] | None:
         elif line.startswith("VmRSS:"):
             rss = int(line.split()[1]) * 1024
     return ppid, rss
-
-
-def host_pid(state: Path) -> int | None:
-    """The relay host serving `state` (its command line ends in `host`, its environment names the state dir)."""
-    needle = f"GEMINI_RELAY_STATE_DIR={state}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if not is_host_cmdline((entry / "cmdline").read_bytes()):
-                continue
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                return int(entry.name)
-        except OSError:
-            continue
-    return None
 
 
 def tree_rss(root: int) -> tuple[int, int]:
@@ -90,7 +74,7 @@ def main() -> None:
                 project.mkdir()
                 env = {**relay_env, "GEMINI_RELAY_PROJECT_ROOT": str(project), "GEMINI_RELAY_STATE_DIR": str(state)}
                 anyio.run(relay_round, env, project, 0)
-            pid = host_pid(state)
+            pid = host_serving(state)
             rss, count = tree_rss(pid) if pid is not None else (0, 0)
         finally:
             stop_host(state)

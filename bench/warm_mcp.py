@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from gemini_relay.backends.gemini_cli.acp.sessions import group_rss
-from tests.harness import is_host_cmdline
+from tests.harness import host_serving
 
 PACE = 0.2  # seconds between calls (not timed): calls arrive apart, as a client's do
 # A 200 KB answer (196 KiB of numbered lines) in the emulator's SSE chunks: 16 KB events as ../shared/bench sends
@@ -77,25 +77,11 @@ def _server_pid(home: str) -> int:
 def _host_pid(server: int) -> int:
     """The relay host of the server's state dir (a server starts it detached: it is not the server's child)."""
     try:
-        wanted = _state_dir_of(server)
+        environ = Path(f"/proc/{server}/environ").read_bytes().split(b"\0")
     except OSError:
         return 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if is_host_cmdline((entry / "cmdline").read_bytes()) and _state_dir_of(int(entry.name)) == wanted:
-                return int(entry.name)
-        except OSError:
-            continue
-    return 0
-
-
-def _state_dir_of(pid: int) -> bytes | None:
-    for variable in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
-        if variable.startswith(b"GEMINI_RELAY_STATE_DIR="):
-            return variable.partition(b"=")[2]
-    return None
+    state = next((v.partition(b"=")[2] for v in environ if v.startswith(b"GEMINI_RELAY_STATE_DIR=")), None)
+    return (host_serving(state.decode()) if state is not None else None) or 0
 
 
 async def _ask(client: Client, prompt: str, conversation: str | None = None) -> float:

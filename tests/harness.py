@@ -235,6 +235,22 @@ def is_host_cmdline(cmdline: bytes) -> bool:
     return is_host_argv(cmdline.split(b"\0"))
 
 
+def host_serving(state_dir: Path | str) -> int | None:
+    """The relay host serving `state_dir` (its command line is a host's, its environment names the state dir)."""
+    needle = f"GEMINI_RELAY_STATE_DIR={state_dir}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if not is_host_cmdline((entry / "cmdline").read_bytes()):
+                continue
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
 def stop_host(state_dir: Path) -> None:
     """Shut down the world's relay host, if one runs (it would otherwise idle on for GEMINI_RELAY_HOST_IDLE)."""
     from gemini_relay import __version__
